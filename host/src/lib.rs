@@ -1,0 +1,11 @@
+//! Palisade: an MCP server whose tools, resources and prompts are sandboxed WebAssembly components.
+//!
+//! Layers, each knowing only the one below it: `transport` (stdio lines) → `mcp` (JSON-RPC, versions,
+//! dispatch) → `catalog` (public names → plugins) → `runtime` (wasmtime, sandbox, limits).
+
+pub mod catalog;
+pub mod config;
+pub mod mcp;
+pub mod native;
+pub mod runtime;
+pub mod transport;

@@ -1,0 +1,171 @@
+//! JSON-RPC 2.0 framing as MCP uses it: parsing what a client sends and shaping what we answer.
+
+use serde_json::{Map, Value, json};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> RpcError {
+        RpcError::new(INVALID_PARAMS, message)
+    }
+
+    pub fn with_data(mut self, data: Value) -> RpcError {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// A message from the client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    Request {
+        id: Value,
+        method: String,
+        params: Map<String, Value>,
+    },
+    Notification {
+        method: String,
+        params: Map<String, Value>,
+    },
+    /// An answer to a request of ours.
+    Response { id: Value },
+}
+
+/// Parses one JSON value the client sent (not a batch). On failure, the error response to send.
+pub fn parse_message(value: Value) -> Result<Incoming, Value> {
+    let Value::Object(mut object) = value else {
+        return Err(error_response(
+            &Value::Null,
+            &RpcError::new(INVALID_REQUEST, "a JSON-RPC message must be a JSON object"),
+        ));
+    };
+    let id = object.remove("id");
+    let id_ok = matches!(&id, Some(Value::String(_)))
+        || matches!(&id, Some(Value::Number(n)) if n.is_i64() || n.is_u64());
+    let reply_id = if id_ok {
+        id.clone().unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
+    let invalid = |message: &str| {
+        Err(error_response(
+            &reply_id,
+            &RpcError::new(INVALID_REQUEST, message),
+        ))
+    };
+
+    if object.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return invalid("\"jsonrpc\" must be \"2.0\"");
+    }
+    if id.is_some() && !id_ok {
+        return invalid("\"id\" must be a string or an integer (MCP forbids null)");
+    }
+    let params = match object.remove("params") {
+        None => Map::new(),
+        Some(Value::Object(params)) => params,
+        Some(Value::Array(_)) => {
+            return Err(error_response(
+                &reply_id,
+                &RpcError::invalid_params(
+                    "MCP takes named parameters: \"params\" must be an object",
+                ),
+            ));
+        }
+        Some(_) => return invalid("\"params\" must be an object"),
+    };
+    match object.remove("method") {
+        Some(Value::String(method)) => Ok(match id {
+            Some(id) => Incoming::Request { id, method, params },
+            None => Incoming::Notification { method, params },
+        }),
+        Some(_) => invalid("\"method\" must be a string"),
+        None if id_ok && (object.contains_key("result") || object.contains_key("error")) => {
+            Ok(Incoming::Response { id: reply_id })
+        }
+        None => invalid("not a request, a notification or a response: \"method\" is missing"),
+    }
+}
+
+/// The error response for a line that is not JSON.
+pub fn parse_error(detail: &serde_json::Error) -> Value {
+    error_response(
+        &Value::Null,
+        &RpcError::new(PARSE_ERROR, format!("parse error: {detail}")),
+    )
+}
+
+pub fn response(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+pub fn error_response(id: &Value, error: &RpcError) -> Value {
+    let mut body = json!({ "code": error.code, "message": error.message });
+    if let Some(data) = &error.data {
+        body["data"] = data.clone();
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "error": body })
+}
+
+pub fn notification(method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "method": method, "params": params })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(v: &Value) -> i64 {
+        v["error"]["code"].as_i64().unwrap()
+    }
+
+    #[test]
+    fn requests_and_notifications_are_told_apart() {
+        let r = parse_message(json!({"jsonrpc":"2.0","id":7,"method":"ping"})).unwrap();
+        assert_eq!(
+            r,
+            Incoming::Request {
+                id: json!(7),
+                method: "ping".into(),
+                params: Map::new()
+            }
+        );
+        let n =
+            parse_message(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).unwrap();
+        assert!(matches!(n, Incoming::Notification { .. }));
+    }
+
+    #[test]
+    fn invalid_messages_get_invalid_request_with_the_id_when_usable() {
+        let e = parse_message(json!({"id":1,"method":"ping"})).unwrap_err();
+        assert_eq!((code(&e), &e["id"]), (INVALID_REQUEST, &json!(1)));
+        let e = parse_message(json!({"jsonrpc":"2.0","id":null,"method":"ping"})).unwrap_err();
+        assert_eq!((code(&e), &e["id"]), (INVALID_REQUEST, &Value::Null));
+        let e = parse_message(json!({"jsonrpc":"2.0","id":1})).unwrap_err();
+        assert_eq!(code(&e), INVALID_REQUEST);
+        let e = parse_message(json!(3)).unwrap_err();
+        assert_eq!(code(&e), INVALID_REQUEST);
+        let e =
+            parse_message(json!({"jsonrpc":"2.0","id":1,"method":"x","params":[1]})).unwrap_err();
+        assert_eq!(code(&e), INVALID_PARAMS);
+    }
+}

@@ -1,0 +1,64 @@
+//! The protocol revisions served, and negotiation.
+
+use std::fmt;
+
+/// An initialize-based MCP revision, oldest first (so `<` means older).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProtocolVersion {
+    V2024_11_05,
+    V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
+}
+
+impl ProtocolVersion {
+    pub const ALL: [ProtocolVersion; 4] = [
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_11_25,
+    ];
+    pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
+
+    pub fn parse(s: &str) -> Option<ProtocolVersion> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolVersion::V2024_11_05 => "2024-11-05",
+            ProtocolVersion::V2025_03_26 => "2025-03-26",
+            ProtocolVersion::V2025_06_18 => "2025-06-18",
+            ProtocolVersion::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// The version to answer a client that asked for `requested`: the same if served, else the
+    /// latest (the client then decides whether to go on).
+    pub fn negotiate(requested: &str) -> ProtocolVersion {
+        Self::parse(requested).unwrap_or(Self::LATEST)
+    }
+}
+
+impl fmt::Display for ProtocolVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn supported_versions_are_echoed_others_get_the_latest() {
+        for v in ProtocolVersion::ALL {
+            assert_eq!(ProtocolVersion::negotiate(v.as_str()), v);
+        }
+        assert_eq!(
+            ProtocolVersion::negotiate("2099-01-01"),
+            ProtocolVersion::LATEST
+        );
+        assert_eq!(ProtocolVersion::negotiate(""), ProtocolVersion::LATEST);
+    }
+}

@@ -1,0 +1,14 @@
+//! Host-side bindings of the `palisade:plugin` contract, generated from `wit/`.
+//!
+//! Only the per-interface pieces are used: a component may export any subset of the interfaces, so
+//! each export is looked up on its own (`GuestIndices::new`) instead of through the `plugin` world.
+
+wasmtime::component::bindgen!({
+    world: "plugin",
+    path: "../wit",
+    imports: { default: async | trappable },
+    exports: { default: async },
+});
+
+pub use exports::palisade::plugin::{completion, prompts, resources, tools};
+pub use palisade::plugin::{host, types};

@@ -1,0 +1,129 @@
+//! The `palisade:plugin/host` import: what a plugin may ask of the host during a call.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::bindings::host::{
+    self, ElicitationRequest, ElicitationResponse, ListKind, LogLevel, SamplingRequest,
+    SamplingResponse,
+};
+use super::plugin::StoreState;
+use super::sandbox::Root;
+use crate::config::RootsAccess;
+
+/// What the host knows about the request a call serves.
+#[derive(Clone, Default)]
+pub struct CallContext {
+    /// Cancelled when the client cancels the request.
+    pub cancelled: CancellationToken,
+    /// The roots of the client (or `--root`), visible when the plugin's grant allows.
+    pub roots: Arc<Vec<Root>>,
+    /// Where the plugin's progress reports and logs go, if the request wants them.
+    pub events: Option<mpsc::UnboundedSender<PluginEvent>>,
+}
+
+/// Something a plugin reported while running, for the protocol layer to forward.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PluginEvent {
+    Progress {
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+}
+
+impl host::Host for StoreState {
+    async fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
+        let plugin = &*self.plugin;
+        match level {
+            LogLevel::Debug => tracing::debug!(target: "palisade::plugin", plugin, "{message}"),
+            LogLevel::Info | LogLevel::Notice => {
+                tracing::info!(target: "palisade::plugin", plugin, "{message}")
+            }
+            LogLevel::Warning => tracing::warn!(target: "palisade::plugin", plugin, "{message}"),
+            _ => tracing::error!(target: "palisade::plugin", plugin, "{message}"),
+        }
+        Ok(())
+    }
+
+    async fn report_progress(
+        &mut self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> wasmtime::Result<()> {
+        if let Some(events) = &self.call.events {
+            // The receiver enforces ordering and rate; a closed channel means the request ended.
+            let _ = events.send(PluginEvent::Progress {
+                progress,
+                total,
+                message,
+            });
+        }
+        Ok(())
+    }
+
+    async fn is_cancelled(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.call.cancelled.is_cancelled())
+    }
+
+    async fn list_roots(&mut self) -> wasmtime::Result<Vec<host::Root>> {
+        if self.grants.roots == RootsAccess::None {
+            return Ok(Vec::new());
+        }
+        let writable = self.grants.roots == RootsAccess::ReadWrite;
+        Ok(self
+            .call
+            .roots
+            .iter()
+            .map(|r| host::Root {
+                uri: r.uri.clone(),
+                name: r.name.clone(),
+                guest_path: r.guest_path.clone(),
+                writable,
+            })
+            .collect())
+    }
+
+    async fn elicit(
+        &mut self,
+        _request: ElicitationRequest,
+    ) -> wasmtime::Result<Result<ElicitationResponse, String>> {
+        Ok(Err(
+            "elicitation is unavailable: this Palisade version does not forward requests to the client"
+                .to_string(),
+        ))
+    }
+
+    async fn sample(
+        &mut self,
+        _request: SamplingRequest,
+    ) -> wasmtime::Result<Result<SamplingResponse, String>> {
+        Ok(Err(
+            "sampling is unavailable: this Palisade version does not forward requests to the client"
+                .to_string(),
+        ))
+    }
+
+    async fn notify_resource_updated(&mut self, uri: String) -> wasmtime::Result<()> {
+        tracing::debug!(
+            plugin = &*self.plugin,
+            uri,
+            "plugin reports a resource update"
+        );
+        Ok(())
+    }
+
+    async fn notify_list_changed(&mut self, kind: ListKind) -> wasmtime::Result<()> {
+        tracing::debug!(
+            plugin = &*self.plugin,
+            ?kind,
+            "plugin reports a list change"
+        );
+        Ok(())
+    }
+}
+
+impl super::bindings::types::Host for StoreState {}

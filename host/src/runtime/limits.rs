@@ -1,0 +1,160 @@
+//! Enforcing a plugin's limits, and telling the caller which one stopped it.
+
+use std::fmt;
+
+use wasmtime::{ResourceLimiter, Trap};
+
+use crate::config::Limits;
+
+/// Table elements one instance may hold; generous for real code, small enough to be harmless.
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+/// A limit that stopped a call. Raised as the trap's error so it can be told apart from a bug.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitExceeded {
+    Memory { limit_bytes: u64 },
+    Time { limit_ms: u64 },
+}
+
+impl fmt::Display for LimitExceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitExceeded::Memory { limit_bytes } => write!(
+                f,
+                "exceeded its memory limit of {} MiB (limits.memory_mib)",
+                limit_bytes >> 20
+            ),
+            LimitExceeded::Time { limit_ms } => write!(
+                f,
+                "exceeded its time limit of {limit_ms} ms (limits.timeout_ms)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LimitExceeded {}
+
+/// Caps the linear memory of everything in one store (one call's instance), across all of its
+/// memories, and the size of its tables.
+pub struct MemoryLimiter {
+    limit_bytes: u64,
+    in_use: u64,
+}
+
+impl MemoryLimiter {
+    pub fn new(limits: &Limits) -> MemoryLimiter {
+        MemoryLimiter {
+            limit_bytes: limits.memory_bytes,
+            in_use: 0,
+        }
+    }
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let after = self.in_use - current as u64 + desired as u64;
+        if after > self.limit_bytes {
+            // Trap rather than let `memory.grow` fail: most guests abort on allocation failure
+            // anyway, and the trap carries the reason.
+            return Err(wasmtime::Error::new(LimitExceeded::Memory {
+                limit_bytes: self.limit_bytes,
+            }));
+        }
+        self.in_use = after;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// Why a call into a plugin did not return normally, in words for the tool's caller.
+pub fn describe_failure(err: &wasmtime::Error, limits: &Limits, stderr_tail: &str) -> String {
+    for cause in err.chain() {
+        if let Some(limit) = cause.downcast_ref::<LimitExceeded>() {
+            return limit.to_string();
+        }
+    }
+    if let Some(trap) = err.downcast_ref::<Trap>() {
+        return match trap {
+            Trap::OutOfFuel => format!(
+                "ran out of fuel: it may burn {} units per call (limits.fuel_per_call)",
+                limits.fuel_per_call
+            ),
+            Trap::StackOverflow => "overflowed its stack (stack overflow)".to_string(),
+            Trap::UnreachableCodeReached => match panic_message(stderr_tail) {
+                Some(message) => format!("panicked: {message}"),
+                None => "panicked (it reached an `unreachable` instruction)".to_string(),
+            },
+            // Rust and C keep their stack in linear memory: overflowing it shows up as an
+            // out-of-bounds access rather than a wasm stack overflow.
+            Trap::MemoryOutOfBounds => {
+                "trapped on an out-of-bounds memory access (most often a stack overflow in the plugin)"
+                    .to_string()
+            }
+            Trap::Interrupt => LimitExceeded::Time {
+                limit_ms: limits.timeout_ms,
+            }
+            .to_string(),
+            other => format!("trapped: {other}"),
+        };
+    }
+    format!("failed: {err:#}")
+}
+
+/// The message of a Rust panic, from what the plugin last wrote to stderr.
+fn panic_message(stderr_tail: &str) -> Option<String> {
+    let start = stderr_tail.rfind("panicked at ")?;
+    let rest = &stderr_tail[start..];
+    // "panicked at src/lib.rs:1:2:\nmessage\nnote: ..."
+    let message: Vec<&str> = rest
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("note: "))
+        .collect();
+    let message = message.join("\n").trim().to_string();
+    Some(if message.is_empty() {
+        rest.lines().next().unwrap_or_default().to_string()
+    } else {
+        message
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_message_is_read_from_stderr() {
+        let tail = "noise\nthread '<unnamed>' panicked at src/lib.rs:10:5:\nmisbehave panicked on purpose\nnote: run with `RUST_BACKTRACE=1`\n";
+        assert_eq!(
+            panic_message(tail).as_deref(),
+            Some("misbehave panicked on purpose")
+        );
+        assert_eq!(panic_message("no panic here"), None);
+    }
+
+    #[test]
+    fn memory_limiter_counts_every_memory_of_the_store() {
+        let limits = Limits {
+            memory_bytes: 4 << 16,
+            ..Limits::default()
+        };
+        let mut limiter = MemoryLimiter::new(&limits);
+        assert!(limiter.memory_growing(0, 2 << 16, None).unwrap());
+        assert!(limiter.memory_growing(0, 2 << 16, None).unwrap());
+        let err = limiter.memory_growing(2 << 16, 3 << 16, None).unwrap_err();
+        assert!(err.to_string().contains("memory limit"));
+    }
+}

@@ -1,0 +1,292 @@
+//! The WASI context of one call: exactly the grants of the configuration, nothing else.
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use anyhow::{Context as _, Result};
+use tokio::io::AsyncWrite;
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+
+use crate::config::{AccessMode, DirGrant, RootsAccess};
+
+/// A directory of the client's (an MCP root, or a `--root` directory), as plugins see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// The root's URI as the client gave it.
+    pub uri: String,
+    /// The client's name for it.
+    pub name: Option<String>,
+    /// Where it is on the host.
+    pub host_path: PathBuf,
+    /// Where plugins see it: `/roots/<name>`.
+    pub guest_path: String,
+}
+
+impl Root {
+    /// Roots for host directories, each at `/roots/<directory name>` (made unique with `-2`, `-3`...).
+    pub fn from_dirs(dirs: &[PathBuf]) -> Result<Vec<Root>> {
+        let mut roots: Vec<Root> = Vec::new();
+        for dir in dirs {
+            let host_path = std::fs::canonicalize(dir)
+                .with_context(|| format!("root {}: cannot resolve the path", dir.display()))?;
+            anyhow::ensure!(
+                host_path.is_dir(),
+                "root {} is not a directory",
+                dir.display()
+            );
+            let base: String = host_path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "root".to_string())
+                .chars()
+                .map(|c| if c == '/' { '_' } else { c })
+                .collect();
+            let mut guest_path = format!("/roots/{base}");
+            let mut n = 2;
+            while roots.iter().any(|r| r.guest_path == guest_path) {
+                guest_path = format!("/roots/{base}-{n}");
+                n += 1;
+            }
+            roots.push(Root {
+                uri: file_uri(&host_path),
+                name: Some(base),
+                host_path,
+                guest_path,
+            });
+        }
+        Ok(roots)
+    }
+}
+
+/// `file://` URI of an absolute path, percent-encoding what a URI path cannot hold.
+fn file_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
+/// What a plugin may touch, from its configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Grants {
+    pub dirs: Vec<DirGrant>,
+    pub roots: RootsAccess,
+}
+
+/// Builds the WASI context for one call. No environment, no arguments, no network, no stdin;
+/// stdout and stderr go to the host's log.
+pub fn wasi_context(
+    grants: &Grants,
+    roots: &[Root],
+    stdout: OutputCapture,
+    stderr: OutputCapture,
+) -> Result<WasiCtx> {
+    let mut builder = WasiCtxBuilder::new();
+    builder
+        .stdout(stdout)
+        .stderr(stderr)
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    for dir in &grants.dirs {
+        builder
+            .preopened_dir(
+                &dir.host,
+                &dir.guest,
+                perms(dir.mode == AccessMode::ReadWrite),
+            )
+            .map_err(anyhow::Error::from)
+            .with_context(|| {
+                format!(
+                    "cannot open granted directory {} (for {})",
+                    dir.host.display(),
+                    dir.guest
+                )
+            })?;
+    }
+    if grants.roots != RootsAccess::None {
+        let perms = perms(grants.roots == RootsAccess::ReadWrite);
+        for root in roots {
+            builder
+                .preopened_dir(&root.host_path, &root.guest_path, perms)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("cannot open root {}", root.host_path.display()))?;
+        }
+    }
+    Ok(builder.build())
+}
+
+fn perms(writable: bool) -> FsPerms {
+    if writable {
+        FsPerms::ReadWrite
+    } else {
+        FsPerms::ReadOnly
+    }
+}
+
+/// Bytes of one stream that are logged per call; the rest is counted and dropped, so a plugin
+/// cannot flood the log.
+const MAX_LOGGED_BYTES: usize = 64 << 10;
+/// Longest line logged as one event.
+const MAX_LINE: usize = 4 << 10;
+/// How much of stderr is kept to explain a panic.
+const TAIL_BYTES: usize = 4 << 10;
+
+/// A plugin's stdout or stderr: written to the host log line by line, tagged with the plugin's
+/// name, never to the MCP stream.
+#[derive(Clone)]
+pub struct OutputCapture {
+    plugin: Arc<str>,
+    stream: &'static str,
+    state: Arc<Mutex<CaptureState>>,
+}
+
+#[derive(Default)]
+struct CaptureState {
+    line: Vec<u8>,
+    logged: usize,
+    dropped: usize,
+    tail: VecDeque<u8>,
+}
+
+impl OutputCapture {
+    pub fn new(plugin: Arc<str>, stream: &'static str) -> OutputCapture {
+        OutputCapture {
+            plugin,
+            stream,
+            state: Arc::default(),
+        }
+    }
+
+    fn write(&self, buf: &[u8]) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        for &b in buf {
+            if state.tail.len() == TAIL_BYTES {
+                state.tail.pop_front();
+            }
+            state.tail.push_back(b);
+        }
+        for &b in buf {
+            if b == b'\n' || state.line.len() >= MAX_LINE {
+                self.emit(&mut state);
+            }
+            if b != b'\n' {
+                state.line.push(b);
+            }
+        }
+    }
+
+    fn emit(&self, state: &mut CaptureState) {
+        let line = std::mem::take(&mut state.line);
+        if state.logged + line.len() > MAX_LOGGED_BYTES {
+            state.dropped += line.len() + 1;
+            return;
+        }
+        state.logged += line.len() + 1;
+        tracing::info!(
+            target: "palisade::plugin",
+            plugin = %self.plugin,
+            stream = self.stream,
+            "{}",
+            String::from_utf8_lossy(&line)
+        );
+    }
+
+    /// Logs what is left of the last line and a note of what was dropped; returns the tail.
+    pub fn finish(&self) -> String {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !state.line.is_empty() {
+            self.emit(&mut state);
+        }
+        if state.dropped > 0 {
+            tracing::warn!(
+                target: "palisade::plugin",
+                plugin = %self.plugin,
+                stream = self.stream,
+                "{} bytes of output not logged (more than {} KiB in one call)",
+                state.dropped,
+                MAX_LOGGED_BYTES >> 10
+            );
+            state.dropped = 0;
+        }
+        let tail: Vec<u8> = state.tail.iter().copied().collect();
+        String::from_utf8_lossy(&tail).into_owned()
+    }
+}
+
+impl IsTerminal for OutputCapture {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for OutputCapture {
+    fn async_stream(&self) -> Box<dyn AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+impl AsyncWrite for OutputCapture {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.write(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_get_unique_guest_paths() {
+        let a = tempdir("a/x");
+        let b = tempdir("b/x");
+        let roots = Root::from_dirs(&[a.clone(), b.clone()]).unwrap();
+        assert_eq!(roots[0].guest_path, "/roots/x");
+        assert_eq!(roots[1].guest_path, "/roots/x-2");
+        assert!(roots[0].uri.starts_with("file:///"));
+        assert!(Root::from_dirs(&[a.join("missing")]).is_err());
+    }
+
+    #[test]
+    fn capture_keeps_a_tail_and_caps_the_log() {
+        let capture = OutputCapture::new("t".into(), "stderr");
+        let big = vec![b'x'; MAX_LOGGED_BYTES * 2];
+        capture.write(&big);
+        capture.write(b"\nlast words\n");
+        let tail = capture.finish();
+        assert!(tail.ends_with("last words\n"));
+        assert!(tail.len() <= TAIL_BYTES);
+        assert!(capture.state.lock().unwrap().logged <= MAX_LOGGED_BYTES);
+    }
+
+    fn tempdir(sub: &str) -> PathBuf {
+        let dir = std::env::temp_dir()
+            .join(format!("palisade-sandbox-test-{}", std::process::id()))
+            .join(sub);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}

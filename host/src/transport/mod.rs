@@ -1,0 +1,3 @@
+//! Transports: how MCP messages reach a [`crate::mcp::Session`] and leave it.
+
+pub mod stdio;

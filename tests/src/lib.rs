@@ -1,0 +1,1202 @@
+//! Harness for Palisade's end-to-end tests.
+//!
+//! The tests start the real `palisade` binary and speak MCP to it over stdio,
+//! exactly as a client would. Every line the server writes on stdout must be
+//! a JSON-RPC message that validates against the MCP JSON schema of the
+//! protocol version in force; anything else fails the test that is running,
+//! quoting the line.
+//!
+//! Locations:
+//! - the binary: `$PALISADE_BIN`, else `<repo>/target/debug/palisade`;
+//! - the plugins: `$PALISADE_PLUGIN_DIR`, else `<repo>/target/plugins/<name>.wasm`;
+//! - the MCP specification: `$PALISADE_MCP_SPEC`, else `<repo>/../shared/mcp-spec`.
+//!
+//! Timeouts are generous; `$PALISADE_TEST_TIMEOUT_SCALE` (a float, default 1)
+//! multiplies all of them on a very slow machine.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub use serde_json;
+pub use tempfile;
+
+/// The newest protocol version; also what the server answers to a version it does not know.
+pub const LATEST_VERSION: &str = "2025-11-25";
+
+/// Every protocol version the server must accept and echo.
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// JSON-RPC error codes.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+
+const BUILD_HINT: &str = "run ./dev test (it builds the host and the plugins)";
+
+// ---------------------------------------------------------------------------
+// Locations and timeouts
+// ---------------------------------------------------------------------------
+
+/// The repository root: the parent of `tests/`.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// The `palisade` binary under test. Panics with a hint when it is missing.
+pub fn palisade_bin() -> PathBuf {
+    let path = match std::env::var_os("PALISADE_BIN") {
+        Some(p) => PathBuf::from(p),
+        None => repo_root().join("target/debug/palisade"),
+    };
+    if !path.is_file() {
+        panic!(
+            "palisade binary not found at {}: {BUILD_HINT}",
+            path.display()
+        );
+    }
+    path
+}
+
+/// The compiled plugin `<name>.wasm`. Panics with a hint when it is missing.
+pub fn plugin_path(name: &str) -> PathBuf {
+    let dir = match std::env::var_os("PALISADE_PLUGIN_DIR") {
+        Some(p) => PathBuf::from(p),
+        None => repo_root().join("target/plugins"),
+    };
+    let path = dir.join(format!("{name}.wasm"));
+    if !path.is_file() {
+        panic!(
+            "plugin {name} not found at {}: {BUILD_HINT}",
+            path.display()
+        );
+    }
+    path
+}
+
+/// `plugin_path(name)` as a string, for argument lists.
+pub fn plugin_arg(name: &str) -> String {
+    path_str(&plugin_path(name))
+}
+
+/// The MCP specification directory (holds `schema/<version>/schema.json`).
+pub fn spec_dir() -> PathBuf {
+    let dir = match std::env::var_os("PALISADE_MCP_SPEC") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/mcp-spec"),
+    };
+    if !dir.join("schema").is_dir() {
+        panic!(
+            "MCP specification not found at {} (set PALISADE_MCP_SPEC to the directory holding schema/)",
+            dir.display()
+        );
+    }
+    dir
+}
+
+/// Multiplies every harness timeout (`$PALISADE_TEST_TIMEOUT_SCALE`, default 1).
+pub fn timeout_scale() -> f64 {
+    std::env::var("PALISADE_TEST_TIMEOUT_SCALE")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|f| *f > 0.0)
+        .unwrap_or(1.0)
+}
+
+/// `secs` seconds, scaled by [`timeout_scale`].
+pub fn secs(secs: u64) -> Duration {
+    Duration::from_secs_f64(secs as f64 * timeout_scale())
+}
+
+/// Default wait for a response.
+pub fn default_timeout() -> Duration {
+    secs(30)
+}
+
+/// Wait for the `initialize` response: the server may compile every plugin first.
+pub fn startup_timeout() -> Duration {
+    secs(240)
+}
+
+/// A path as a `String` (tests only use UTF-8 paths).
+pub fn path_str(p: &Path) -> String {
+    p.to_str().expect("test paths are UTF-8").to_string()
+}
+
+/// A TOML basic string holding `s` (JSON string escapes are valid TOML escapes).
+pub fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+/// Writes `contents` to `path`, creating parent directories.
+pub fn write_file(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) {
+    let path = path.as_ref();
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, contents).unwrap();
+}
+
+/// A fresh temporary directory, removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("palisade-test-")
+        .tempdir()
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// Schema validation
+// ---------------------------------------------------------------------------
+
+struct SchemaDoc {
+    doc: Value,
+    /// `definitions` (draft-07 versions) or `$defs` (2020-12 versions).
+    defs_key: &'static str,
+}
+
+fn schema_doc(version: &str) -> &'static SchemaDoc {
+    static DOCS: OnceLock<Mutex<HashMap<String, &'static SchemaDoc>>> = OnceLock::new();
+    let mut docs = DOCS.get_or_init(Default::default).lock().unwrap();
+    if let Some(doc) = docs.get(version) {
+        return doc;
+    }
+    let path = spec_dir().join("schema").join(version).join("schema.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read MCP schema {}: {e}", path.display()));
+    let doc: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("MCP schema {} is not JSON: {e}", path.display()));
+    let defs_key = if doc.get("$defs").is_some() {
+        "$defs"
+    } else {
+        "definitions"
+    };
+    let doc: &'static SchemaDoc = Box::leak(Box::new(SchemaDoc { doc, defs_key }));
+    docs.insert(version.to_string(), doc);
+    doc
+}
+
+/// Whether `version`'s schema defines `name`.
+pub fn schema_has_definition(version: &str, name: &str) -> bool {
+    let doc = schema_doc(version);
+    doc.doc[doc.defs_key].get(name).is_some()
+}
+
+fn validator(version: &str, def_path: &str) -> Arc<jsonschema::Validator> {
+    type Cache = Mutex<HashMap<(String, String), Arc<jsonschema::Validator>>>;
+    static VALIDATORS: OnceLock<Cache> = OnceLock::new();
+    let key = (version.to_string(), def_path.to_string());
+    if let Some(v) = VALIDATORS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .get(&key)
+    {
+        return v.clone();
+    }
+    let doc = schema_doc(version);
+    // A schema that is the whole document plus a `$ref` to one definition:
+    // every internal `#/...` reference still resolves against this root.
+    let mut root = doc.doc.clone();
+    let first = def_path.split('/').next().unwrap();
+    if doc.doc[doc.defs_key].get(first).is_none() {
+        panic!("MCP schema {version} has no definition {first}");
+    }
+    root["$ref"] = Value::String(format!("#/{}/{}", doc.defs_key, def_path));
+    let built = Arc::new(
+        jsonschema::validator_for(&root)
+            .unwrap_or_else(|e| panic!("cannot build validator for {version} {def_path}: {e}")),
+    );
+    VALIDATORS
+        .get()
+        .unwrap()
+        .lock()
+        .unwrap()
+        .insert(key, built.clone());
+    built
+}
+
+/// Validates `instance` against the definition `def_path` (e.g. `InitializeResult`,
+/// or a path below a definition such as `JSONRPCError/properties/error`) of the
+/// schema of `version`. The error lists the failures with their locations.
+pub fn validate_against(version: &str, def_path: &str, instance: &Value) -> Result<(), String> {
+    let v = validator(version, def_path);
+    let errors: Vec<String> = v
+        .iter_errors(instance)
+        .take(8)
+        .map(|e| format!("at '{}': {}", e.instance_path(), e))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "not a valid {def_path} (MCP {version}): {}",
+            errors.join("; ")
+        ))
+    }
+}
+
+/// The definition a successful result of `method` must satisfy.
+fn result_definition(method: &str) -> &'static str {
+    match method {
+        "initialize" => "InitializeResult",
+        "ping" => "EmptyResult",
+        "tools/list" => "ListToolsResult",
+        "tools/call" => "CallToolResult",
+        _ => "Result",
+    }
+}
+
+/// `(result response, error response)` definition names of `version`.
+fn response_definitions(version: &str) -> (&'static str, &'static str) {
+    if schema_has_definition(version, "JSONRPCErrorResponse") {
+        ("JSONRPCResultResponse", "JSONRPCErrorResponse")
+    } else {
+        ("JSONRPCResponse", "JSONRPCError")
+    }
+}
+
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// Validates one message the server sent, as far as it can be validated
+/// without knowing what it answers. Returns the error text on failure.
+///
+/// One deliberate exception: an error response whose `id` is `null`.
+/// JSON-RPC 2.0 (section 5) requires `"id": null` when the request's id
+/// could not be determined (parse error, invalid request), and the project's
+/// contract asks for it, but every MCP schema types `id` as string|integer
+/// (2025-11-25 lets it be absent instead, see basic/index.mdx line 80 and 89).
+/// Such a message is checked field by field instead: `jsonrpc` is "2.0",
+/// `error` matches the schema's error object, no other members.
+fn validate_null_id_error(version: &str, msg: &Value) -> Result<(), String> {
+    let obj = msg.as_object().unwrap();
+    if obj.get("jsonrpc") != Some(&json!("2.0")) {
+        return Err("jsonrpc is not \"2.0\"".into());
+    }
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !matches!(k.as_str(), "jsonrpc" | "id" | "error"))
+    {
+        return Err(format!("unexpected member {k:?} in an error response"));
+    }
+    let error_def = if schema_has_definition(version, "Error") {
+        "Error"
+    } else {
+        "JSONRPCError/properties/error"
+    };
+    validate_against(version, error_def, &obj["error"])
+}
+
+// ---------------------------------------------------------------------------
+// The server under test
+// ---------------------------------------------------------------------------
+
+enum Line {
+    /// A complete line (without its `\n`).
+    Complete(Vec<u8>),
+    /// Bytes at the end of the stream that no `\n` terminated.
+    Partial(Vec<u8>),
+    Eof,
+}
+
+enum Recv {
+    Msg(Value),
+    Timeout,
+    Closed,
+}
+
+/// How to start a server: `palisade serve <args>`.
+pub struct ServerBuilder {
+    bin: Option<PathBuf>,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: Option<PathBuf>,
+    default_cache_dir: bool,
+}
+
+impl ServerBuilder {
+    /// Runs this program instead of `palisade` (for checks of the harness itself).
+    pub fn bin(mut self, program: impl AsRef<Path>) -> Self {
+        self.bin = Some(program.as_ref().to_path_buf());
+        self
+    }
+    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Self {
+        self.args
+            .push(a.as_ref().to_str().expect("UTF-8 argument").to_string());
+        self
+    }
+    pub fn args<S: AsRef<OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        for a in args {
+            self = self.arg(a);
+        }
+        self
+    }
+    /// Adds an environment variable for the server process.
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.to_string(), v.to_string()));
+        self
+    }
+    /// The server's working directory (default: the test's).
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cwd = Some(dir.as_ref().to_path_buf());
+        self
+    }
+    /// Do not add `--cache-dir <fresh tempdir>` (e.g. to test `cache_dir` from a config file).
+    pub fn no_default_cache_dir(mut self) -> Self {
+        self.default_cache_dir = false;
+        self
+    }
+
+    pub fn start(self) -> Server {
+        let bin = self.bin.clone().unwrap_or_else(palisade_bin);
+        let mut cmd = Command::new(&bin);
+        cmd.arg("serve").args(&self.args);
+        let gives_cache_dir = self
+            .args
+            .iter()
+            .any(|a| a == "--cache-dir" || a.starts_with("--cache-dir="));
+        let cache_dir = if self.default_cache_dir && !gives_cache_dir {
+            let dir = tempdir();
+            cmd.arg("--cache-dir").arg(dir.path());
+            Some(dir)
+        } else {
+            None
+        };
+        cmd.env("RUST_LOG", "info");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        if let Some(cwd) = &self.cwd {
+            cmd.current_dir(cwd);
+        }
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut buf = Vec::new();
+                match reader.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(Line::Eof);
+                        return;
+                    }
+                    Ok(_) => {
+                        let line = if buf.last() == Some(&b'\n') {
+                            buf.pop();
+                            Line::Complete(buf)
+                        } else {
+                            Line::Partial(buf)
+                        };
+                        if tx.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+
+        let stderr_buf = Arc::new(Mutex::new(Vec::new()));
+        let mut stderr = child.stderr.take().unwrap();
+        let sink = stderr_buf.clone();
+        thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match stderr.read(&mut chunk) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => sink.lock().unwrap().extend_from_slice(&chunk[..n]),
+                }
+            }
+        });
+
+        Server {
+            child,
+            stdin,
+            lines: rx,
+            stdout_closed: false,
+            stderr: stderr_buf,
+            next_id: 1,
+            pending: HashMap::new(),
+            version: LATEST_VERSION.to_string(),
+            negotiated: None,
+            inbox: VecDeque::new(),
+            notifications: Vec::new(),
+            timeout: default_timeout(),
+            transcript: VecDeque::new(),
+            exited: None,
+            _cache_dir: cache_dir,
+        }
+    }
+}
+
+/// A running `palisade serve`, spoken to over its stdin/stdout.
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    stdout_closed: bool,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    next_id: i64,
+    /// Requests sent and not answered yet: id (as JSON text) -> method.
+    pending: HashMap<String, String>,
+    /// The protocol version whose schema validates what the server sends.
+    version: String,
+    negotiated: Option<String>,
+    /// Validated messages received but not consumed yet.
+    inbox: VecDeque<Value>,
+    /// Notifications that arrived while waiting for a response.
+    pub notifications: Vec<Value>,
+    /// Default wait for a response.
+    pub timeout: Duration,
+    /// The last messages each way, for failure reports.
+    transcript: VecDeque<String>,
+    exited: Option<ExitStatus>,
+    _cache_dir: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// `palisade serve <args>` with a fresh `--cache-dir` unless `args` has one.
+    pub fn start(args: &[&str]) -> Server {
+        Server::builder().args(args).start()
+    }
+
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            bin: None,
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            default_cache_dir: true,
+        }
+    }
+
+    /// Everything the server wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+    }
+
+    /// Waits (bounded) until stderr contains `needle`; returns whether it did.
+    pub fn wait_for_stderr(&self, needle: &str, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.stderr().contains(needle) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The protocol version the server answered to `initialize`, if any.
+    pub fn negotiated_version(&self) -> Option<&str> {
+        self.negotiated.as_deref()
+    }
+
+    /// Fails the test with `msg`, the recent transcript and the server's stderr.
+    #[track_caller]
+    pub fn fail(&self, msg: impl std::fmt::Display) -> ! {
+        panic!("{msg}\n{}", self.diagnostics());
+    }
+
+    fn diagnostics(&self) -> String {
+        let stderr = self.stderr();
+        let tail: String = {
+            let chars: Vec<char> = stderr.chars().collect();
+            let start = chars.len().saturating_sub(6000);
+            chars[start..].iter().collect()
+        };
+        let transcript: Vec<&str> = self.transcript.iter().map(|s| s.as_str()).collect();
+        format!(
+            "--- last messages (-> sent, <- received) ---\n{}\n--- server stderr (tail) ---\n{}",
+            transcript.join("\n"),
+            tail
+        )
+    }
+
+    fn record(&mut self, dir: &str, text: &str) {
+        let mut t: String = text.chars().take(1500).collect();
+        if t.len() < text.len() {
+            t.push_str(" [...]");
+        }
+        self.transcript.push_back(format!("{dir} {t}"));
+        while self.transcript.len() > 40 {
+            self.transcript.pop_front();
+        }
+    }
+
+    // -- sending ------------------------------------------------------------
+
+    /// Writes `line` and a newline to the server's stdin, as is. If the line is
+    /// a well-formed request, its id is remembered so that its result can be
+    /// validated (use ids that `send_request` does not: strings, or >= 1000000).
+    pub fn send_raw(&mut self, line: &str) {
+        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line)
+            && let (Some(id), Some(Value::String(method))) = (m.get("id"), m.get("method"))
+            && (id.is_string() || id.is_i64())
+        {
+            self.pending.insert(id_key(id), method.clone());
+        }
+        self.record("->", line);
+        let Some(stdin) = self.stdin.as_mut() else {
+            self.fail("send after stdin was closed");
+        };
+        let res = stdin
+            .write_all(line.as_bytes())
+            .and_then(|_| stdin.write_all(b"\n"))
+            .and_then(|_| stdin.flush());
+        if let Err(e) = res {
+            self.fail(format!(
+                "cannot write to the server's stdin ({e}): has it exited?"
+            ));
+        }
+    }
+
+    fn send_json(&mut self, msg: &Value) {
+        let line = serde_json::to_string(msg).unwrap();
+        self.send_raw(&line);
+    }
+
+    /// Sends a notification. `params` `Value::Null` means no params.
+    pub fn notify(&mut self, method: &str, params: Value) {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.send_json(&msg);
+    }
+
+    /// Sends a request without waiting; returns its id. `params` `Value::Null` means no params.
+    pub fn send_request(&mut self, method: &str, params: Value) -> Value {
+        let id = json!(self.next_id);
+        self.next_id += 1;
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        if method == "initialize" {
+            // Until the answer arrives, validate against the requested version.
+            let requested = msg["params"]["protocolVersion"].as_str().unwrap_or("");
+            self.version = if SUPPORTED_VERSIONS.contains(&requested) {
+                requested.to_string()
+            } else {
+                LATEST_VERSION.to_string()
+            };
+        }
+        let line = serde_json::to_string(&msg).unwrap();
+        self.send_raw(&line);
+        id
+    }
+
+    /// Sends a request and waits (default timeout) for its response; returns the whole response.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let timeout = self.timeout;
+        self.request_timeout(method, params, timeout)
+    }
+
+    pub fn request_timeout(&mut self, method: &str, params: Value, timeout: Duration) -> Value {
+        let id = self.send_request(method, params);
+        self.wait_response(&id, timeout)
+    }
+
+    /// Sends a request and returns its `result`; fails on an error response.
+    pub fn result(&mut self, method: &str, params: Value) -> Value {
+        let resp = self.request(method, params);
+        self.expect_result(resp)
+    }
+
+    /// The `result` of a response; fails the test on an error response.
+    #[track_caller]
+    pub fn expect_result(&self, resp: Value) -> Value {
+        match resp.get("result") {
+            Some(r) => r.clone(),
+            None => self.fail(format!("expected a result, got {resp}")),
+        }
+    }
+
+    /// The `error` of a response; fails the test on a result.
+    #[track_caller]
+    pub fn expect_error(&self, resp: &Value) -> Value {
+        match resp.get("error") {
+            Some(e) => e.clone(),
+            None => self.fail(format!("expected an error response, got {resp}")),
+        }
+    }
+
+    /// `initialize` with `version`, then `notifications/initialized`; returns the result.
+    pub fn initialize(&mut self, version: &str) -> Value {
+        let resp = self.request_timeout(
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "palisade-tests", "version": env!("CARGO_PKG_VERSION")}
+            }),
+            startup_timeout(),
+        );
+        let result = self.expect_result(resp);
+        self.notify("notifications/initialized", Value::Null);
+        result
+    }
+
+    /// `tools/call`; returns the whole response.
+    pub fn call_tool_response(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// `tools/call`; returns the `CallToolResult` (fails on a JSON-RPC error).
+    pub fn call_tool(&mut self, name: &str, arguments: Value) -> Value {
+        let resp = self.call_tool_response(name, arguments);
+        self.expect_result(resp)
+    }
+
+    /// Every tool, following `nextCursor` until the end; also returns the page sizes.
+    pub fn list_all_tools(&mut self) -> (Vec<Value>, Vec<usize>) {
+        let mut tools = Vec::new();
+        let mut pages = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..1000 {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => Value::Null,
+            };
+            let result = self.result("tools/list", params);
+            let page = result["tools"].as_array().cloned().unwrap_or_default();
+            pages.push(page.len());
+            tools.extend(page);
+            match result.get("nextCursor") {
+                None | Some(Value::Null) => return (tools, pages),
+                Some(Value::String(c)) => cursor = Some(c.clone()),
+                Some(other) => self.fail(format!("nextCursor is not a string: {other}")),
+            }
+        }
+        self.fail("tools/list pagination did not end after 1000 pages");
+    }
+
+    // -- receiving ----------------------------------------------------------
+
+    fn next_message(&mut self, deadline: Instant) -> Recv {
+        if self.stdout_closed {
+            return Recv::Closed;
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(Line::Complete(bytes)) => Recv::Msg(self.accept_line(bytes)),
+            Ok(Line::Partial(bytes)) => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                self.record("<-", &text);
+                self.fail(format!(
+                    "the server's stdout ended with a line that no newline terminated: {text}"
+                ));
+            }
+            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                self.stdout_closed = true;
+                Recv::Closed
+            }
+            Err(RecvTimeoutError::Timeout) => Recv::Timeout,
+        }
+    }
+
+    /// Parses and validates one stdout line; fails the test if it is not a valid message.
+    fn accept_line(&mut self, bytes: Vec<u8>) -> Value {
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                self.record("<-", &lossy);
+                self.fail(format!("stdout line is not UTF-8: {lossy}"));
+            }
+        };
+        self.record("<-", &text);
+        let msg: Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(e) => self.fail(format!("stdout line is not JSON ({e}): {text}")),
+        };
+        if let Err(e) = self.validate_message(&msg) {
+            self.fail(format!(
+                "stdout line fails the MCP schema: {e}\nline: {text}"
+            ));
+        }
+        msg
+    }
+
+    fn validate_message(&mut self, msg: &Value) -> Result<(), String> {
+        let version = self.version.clone();
+        let Some(obj) = msg.as_object() else {
+            return Err("not a JSON object (batches are not expected from this server)".into());
+        };
+        let (result_def, error_def) = response_definitions(&version);
+        if obj.contains_key("method") {
+            validate_against(&version, "JSONRPCMessage", msg)?;
+            if obj.contains_key("id") {
+                validate_against(&version, "JSONRPCRequest", msg)?;
+                validate_against(&version, "ServerRequest", msg)
+            } else {
+                validate_against(&version, "JSONRPCNotification", msg)?;
+                validate_against(&version, "ServerNotification", msg)
+            }
+        } else if obj.contains_key("error") {
+            if obj.get("id") == Some(&Value::Null) {
+                validate_null_id_error(&version, msg)?;
+            } else {
+                validate_against(&version, "JSONRPCMessage", msg)?;
+                validate_against(&version, error_def, msg)?;
+            }
+            if let Some(id) = obj.get("id") {
+                self.pending.remove(&id_key(id));
+            }
+            Ok(())
+        } else if obj.contains_key("result") {
+            validate_against(&version, "JSONRPCMessage", msg)?;
+            validate_against(&version, result_def, msg)?;
+            let method = self.pending.remove(&id_key(&obj["id"])).ok_or_else(|| {
+                format!("a result for id {} which no request of ours has (or had already been answered)", obj["id"])
+            })?;
+            let def = result_definition(&method);
+            validate_against(&version, def, &obj["result"])
+                .map_err(|e| format!("result of {method}: {e}"))?;
+            if method == "initialize"
+                && let Some(v) = obj["result"]["protocolVersion"].as_str()
+            {
+                self.negotiated = Some(v.to_string());
+                if SUPPORTED_VERSIONS.contains(&v) {
+                    self.version = v.to_string();
+                }
+            }
+            Ok(())
+        } else {
+            validate_against(&version, "JSONRPCMessage", msg).and(Err(
+                "neither a request, a notification nor a response".into(),
+            ))
+        }
+    }
+
+    fn is_response_to(msg: &Value, id: &Value) -> bool {
+        msg.get("method").is_none() && msg.get("id") == Some(id)
+    }
+
+    fn file_away(&mut self, msg: Value) {
+        if msg.get("method").is_some() && msg.get("id").is_none() {
+            self.notifications.push(msg);
+        } else {
+            self.inbox.push_back(msg);
+        }
+    }
+
+    /// Waits for the response to request `id`. Other messages arriving meanwhile
+    /// are kept (responses for [`recv_timeout`](Self::recv_timeout) and
+    /// `wait_response`, notifications in [`notifications`](Self::notifications)).
+    pub fn wait_response(&mut self, id: &Value, timeout: Duration) -> Value {
+        if let Some(pos) = self.inbox.iter().position(|m| Self::is_response_to(m, id)) {
+            return self.inbox.remove(pos).unwrap();
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.next_message(deadline) {
+                Recv::Msg(m) if Self::is_response_to(&m, id) => return m,
+                Recv::Msg(m) => self.file_away(m),
+                Recv::Timeout => {
+                    self.fail(format!("no response to request id {id} within {timeout:?}"))
+                }
+                Recv::Closed => {
+                    thread::sleep(Duration::from_millis(200));
+                    let status = self.child.try_wait().ok().flatten();
+                    self.fail(format!(
+                        "the server closed stdout before answering request id {id} (exit status: {status:?})"
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Waits `wait` and fails if a response to `id` arrives meanwhile (or was kept).
+    pub fn expect_no_response(&mut self, id: &Value, wait: Duration) {
+        if self.inbox.iter().any(|m| Self::is_response_to(m, id)) {
+            self.fail(format!("got a response to request id {id}, expected none"));
+        }
+        let deadline = Instant::now() + wait;
+        loop {
+            match self.next_message(deadline) {
+                Recv::Msg(m) if Self::is_response_to(&m, id) => self.fail(format!(
+                    "got a response to request id {id}, expected none: {m}"
+                )),
+                Recv::Msg(m) => self.file_away(m),
+                Recv::Timeout | Recv::Closed => return,
+            }
+        }
+    }
+
+    /// The next message not consumed yet, waiting at most `wait`; `None` on
+    /// timeout or when stdout has closed (see [`stdout_closed`](Self::stdout_closed)).
+    pub fn recv_timeout(&mut self, wait: Duration) -> Option<Value> {
+        if let Some(m) = self.inbox.pop_front() {
+            return Some(m);
+        }
+        match self.next_message(Instant::now() + wait) {
+            Recv::Msg(m) => Some(m),
+            Recv::Timeout | Recv::Closed => None,
+        }
+    }
+
+    /// Whether the server's stdout has reached its end.
+    pub fn stdout_closed(&self) -> bool {
+        self.stdout_closed
+    }
+
+    // -- ending -------------------------------------------------------------
+
+    /// Kills the server (no validation of what follows).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        if let Ok(status) = self.child.wait() {
+            self.exited = Some(status);
+        }
+        self.stdin = None;
+    }
+
+    /// Closes stdin and waits (bounded) for the server to exit, then reads and
+    /// validates whatever it wrote up to its end; those messages stay available
+    /// through `recv_timeout` / `wait_response`. Fails if it does not exit in time.
+    pub fn close_stdin_and_wait(&mut self, timeout: Duration) -> ExitStatus {
+        self.stdin = None;
+        self.record("->", "[stdin closed]");
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() >= deadline => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    self.fail(format!(
+                        "the server did not exit within {timeout:?} after stdin closed"
+                    ));
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(20)),
+                Err(e) => self.fail(format!("waiting for the server: {e}")),
+            }
+        };
+        self.exited = Some(status);
+        self.drain_stdout(secs(10), true);
+        status
+    }
+
+    /// Reads stdout to its end (bounded), validating every complete line.
+    fn drain_stdout(&mut self, wait: Duration, partial_is_error: bool) {
+        let deadline = Instant::now() + wait;
+        while !self.stdout_closed {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(wait) {
+                Ok(Line::Complete(bytes)) => {
+                    let m = self.accept_line(bytes);
+                    self.file_away(m);
+                }
+                Ok(Line::Partial(bytes)) => {
+                    if partial_is_error {
+                        let text = String::from_utf8_lossy(&bytes).into_owned();
+                        self.fail(format!(
+                            "the server's stdout ended with a line that no newline terminated: {text}"
+                        ));
+                    }
+                }
+                Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => self.stdout_closed = true,
+                Err(RecvTimeoutError::Timeout) => return,
+            }
+        }
+    }
+
+    /// The exit status, once the server has exited through `close_stdin_and_wait` or `kill`.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.exited
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.exited.is_none() {
+            self.stdin = None;
+            let _ = self.child.kill();
+            self.exited = self.child.wait().ok();
+        }
+        if thread::panicking() {
+            eprintln!("{}", self.diagnostics());
+            return;
+        }
+        // Whatever the server wrote before it was stopped must be valid too.
+        // (A partial last line is ignored here: the kill may have cut it.)
+        self.drain_stdout(secs(5), false);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// One-shot runs of the CLI
+// ---------------------------------------------------------------------------
+
+/// What a finished (or timed-out and killed) `palisade` run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// `None` when the run was killed at the timeout.
+    pub status: Option<ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl RunOutput {
+    pub fn success(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+}
+
+impl std::fmt::Display for RunOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "status: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `palisade <args>` to its end (killed after `timeout`). With
+/// `keep_stdin_open`, stdin is a pipe held open for the whole run (so that a
+/// `serve` that should have refused to start hangs instead of seeing EOF);
+/// otherwise stdin is empty.
+pub fn run_palisade(args: &[&str], keep_stdin_open: bool, timeout: Duration) -> RunOutput {
+    run_palisade_in(args, None, keep_stdin_open, timeout)
+}
+
+/// [`run_palisade`] with a working directory.
+pub fn run_palisade_in(
+    args: &[&str],
+    cwd: Option<&Path>,
+    keep_stdin_open: bool,
+    timeout: Duration,
+) -> RunOutput {
+    let bin = palisade_bin();
+    let mut cmd = Command::new(&bin);
+    cmd.args(args)
+        .env("RUST_LOG", "info")
+        .stdin(if keep_stdin_open {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+    let stdin = child.stdin.take();
+    let collect = |mut r: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = collect(Box::new(child.stdout.take().unwrap()));
+    let err = collect(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait().unwrap() {
+            Some(s) => break Some(s),
+            None if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            None => thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    drop(stdin);
+    RunOutput {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reading results
+// ---------------------------------------------------------------------------
+
+/// The text of every `text` content item of a `CallToolResult`, joined by newlines.
+pub fn tool_text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter(|c| c["type"] == "text")
+                .filter_map(|c| c["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a `CallToolResult` reports a tool error (`isError: true`).
+pub fn is_tool_error(result: &Value) -> bool {
+    result.get("isError") == Some(&Value::Bool(true))
+}
+
+/// Asserts a successful tool result and returns its text.
+#[track_caller]
+pub fn ok_text(result: &Value) -> String {
+    assert!(
+        !is_tool_error(result),
+        "expected a successful tool result, got {result}"
+    );
+    tool_text(result)
+}
+
+/// Asserts a tool error (`isError: true`) whose text contains `needle`; returns the text.
+#[track_caller]
+pub fn error_text(result: &Value, needle: &str) -> String {
+    assert!(
+        is_tool_error(result),
+        "expected isError: true (text containing {needle:?}), got {result}"
+    );
+    let text = tool_text(result);
+    assert!(
+        text.to_lowercase().contains(&needle.to_lowercase()),
+        "tool error text should contain {needle:?}: {text:?}"
+    );
+    text
+}
+
+/// The error code of an error response, if it is one.
+pub fn error_code(resp: &Value) -> Option<i64> {
+    resp.get("error")?.get("code")?.as_i64()
+}
+
+/// The names of a list of tools, in order.
+pub fn tool_names(tools: &[Value]) -> Vec<String> {
+    tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Files for tests
+// ---------------------------------------------------------------------------
+
+/// Writes `body` to `<dir>/palisade.toml` and returns its path.
+pub fn config_file(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("palisade.toml");
+    write_file(&path, body);
+    path
+}
+
+/// Copies the plugin `name` to `dest` (creating directories); returns `dest`.
+pub fn copy_plugin(name: &str, dest: impl AsRef<Path>) -> PathBuf {
+    let dest = dest.as_ref().to_path_buf();
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::copy(plugin_path(name), &dest).unwrap();
+    dest
+}
+
+#[cfg(test)]
+mod tests {
+    //! Checks of the validation itself (they need the MCP schemas, not the binary).
+    use super::*;
+
+    fn init_result(version: &str) -> Value {
+        json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "palisade", "version": "0.1.0"}
+        })
+    }
+
+    #[test]
+    fn definitions_are_enforced_in_every_version() {
+        for v in SUPPORTED_VERSIONS {
+            validate_against(v, "InitializeResult", &init_result(v)).unwrap();
+            // Required members missing: the $ref must not be ignored (draft-07 roots).
+            assert!(
+                validate_against(v, "InitializeResult", &json!({"protocolVersion": v})).is_err(),
+                "{v}"
+            );
+            let (ok_def, err_def) = response_definitions(v);
+            validate_against(v, ok_def, &json!({"jsonrpc": "2.0", "id": 1, "result": {}})).unwrap();
+            assert!(
+                validate_against(v, ok_def, &json!({"jsonrpc": "1.0", "id": 1, "result": {}}))
+                    .is_err()
+            );
+            validate_against(
+                v,
+                err_def,
+                &json!({"jsonrpc": "2.0", "id": "a", "error": {"code": -32601, "message": "x"}}),
+            )
+            .unwrap();
+            assert!(
+                validate_against(
+                    v,
+                    err_def,
+                    &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "x"}})
+                )
+                .is_err()
+            );
+            let text = json!({"content": [{"type": "text", "text": "hi"}], "isError": true});
+            validate_against(v, "CallToolResult", &text).unwrap();
+            assert!(
+                validate_against(v, "CallToolResult", &json!({"content": [{"type": "text"}]}))
+                    .is_err()
+            );
+            assert!(
+                validate_against(v, "ListToolsResult", &json!({"tools": [{"name": "t"}]})).is_err()
+            );
+            validate_against(v, "EmptyResult", &json!({})).unwrap();
+            assert!(validate_against(v, "JSONRPCMessage", &json!(42)).is_err());
+        }
+    }
+
+    #[test]
+    fn null_id_errors_are_checked_member_by_member() {
+        for v in SUPPORTED_VERSIONS {
+            let ok = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
+            validate_null_id_error(v, &ok).unwrap();
+            let bad_code =
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1.5, "message": "x"}});
+            assert!(validate_null_id_error(v, &bad_code).is_err(), "{v}");
+            let extra = json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1, "message": "x"}, "result": {}});
+            assert!(validate_null_id_error(v, &extra).is_err(), "{v}");
+            let no_message = json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1}});
+            assert!(validate_null_id_error(v, &no_message).is_err(), "{v}");
+        }
+    }
+
+    #[test]
+    fn toml_strings_round_trip_through_json_escapes() {
+        assert_eq!(toml_str("a\"b\\c\n"), r#""a\"b\\c\n""#);
+        assert_eq!(toml_str("/tmp/x y"), r#""/tmp/x y""#);
+    }
+}

@@ -1,0 +1,202 @@
+//! The command line: help texts, `inspect`, plugin naming from `--plugin`,
+//! and refusing to start on bad input.
+
+use palisade_tests::*;
+use serde_json::json;
+
+fn run(args: &[&str]) -> RunOutput {
+    run_palisade(args, false, secs(120))
+}
+
+#[test]
+fn help_lists_the_subcommands() {
+    let out = run(&["--help"]);
+    assert!(out.success(), "{out}");
+    for word in ["serve", "inspect"] {
+        assert!(
+            out.stdout.contains(word),
+            "--help must mention {word}:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn serve_help_lists_its_options() {
+    let out = run(&["serve", "--help"]);
+    assert!(out.success(), "{out}");
+    for opt in ["--config", "--plugin", "--root", "--cache-dir"] {
+        assert!(
+            out.stdout.contains(opt),
+            "serve --help must mention {opt}:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn unknown_subcommand_or_option_fails() {
+    let out = run(&["frobnicate"]);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stdout.trim().is_empty() || !out.stdout.contains("jsonrpc"),
+        "{out}"
+    );
+    let out = run_palisade(&["serve", "--no-such-option"], true, secs(60));
+    assert!(out.status.is_some() && !out.success(), "{out}");
+}
+
+#[test]
+fn inspect_hello_shows_its_tools() {
+    let out = run(&["inspect", &plugin_arg("hello")]);
+    assert!(out.success(), "{out}");
+    let text = &out.stdout;
+    assert!(
+        text.contains("tools"),
+        "the exported interfaces must include tools:\n{out}"
+    );
+    for tool in ["greet", "echo"] {
+        assert!(
+            text.contains(tool),
+            "inspect must list the tool {tool}:\n{out}"
+        );
+    }
+    assert!(
+        text.lines().any(|l| l.contains("wasi:")),
+        "inspect must list the WASI imports:\n{out}"
+    );
+}
+
+#[test]
+fn inspect_files_shows_tools_and_filesystem_import() {
+    let out = run(&["inspect", &plugin_arg("files")]);
+    assert!(out.success(), "{out}");
+    for tool in ["read_file", "list_dir", "search", "list_roots"] {
+        assert!(
+            out.stdout.contains(tool),
+            "inspect must list the tool {tool}:\n{out}"
+        );
+    }
+    assert!(
+        out.stdout.lines().any(|l| l.contains("wasi:filesystem")),
+        "files imports wasi:filesystem:\n{out}"
+    );
+}
+
+#[test]
+fn inspect_misbehave_shows_every_tool() {
+    let out = run(&["inspect", &plugin_arg("misbehave")]);
+    assert!(out.success(), "{out}");
+    for tool in [
+        "spin",
+        "grow_memory",
+        "panic",
+        "recurse",
+        "escape",
+        "flood_stdout",
+        "sleep",
+        "env",
+        "ok",
+    ] {
+        assert!(
+            out.stdout.contains(tool),
+            "inspect must list the tool {tool}:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn inspect_refuses_what_is_not_a_component() {
+    let dir = tempdir();
+    let missing = dir.path().join("missing.wasm");
+    let out = run(&["inspect", &path_str(&missing)]);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr.contains("missing.wasm"),
+        "the error must name the file:\n{out}"
+    );
+
+    let text = dir.path().join("text.wasm");
+    write_file(&text, "this is not WebAssembly\n");
+    let out = run(&["inspect", &path_str(&text)]);
+    assert!(!out.success(), "{out}");
+    assert!(
+        !out.stderr.trim().is_empty(),
+        "an error must be explained on stderr:\n{out}"
+    );
+}
+
+#[test]
+fn a_plugin_is_named_after_its_file() {
+    let dir = tempdir();
+    let copy = copy_plugin("hello", dir.path().join("greeter.wasm"));
+    let mut s = Server::start(&["--plugin", &path_str(&copy)]);
+    s.initialize(LATEST_VERSION);
+    let (tools, _) = s.list_all_tools();
+    assert_eq!(tool_names(&tools), ["greeter_echo", "greeter_greet"]);
+    let r = s.call_tool("greeter_greet", json!({"name": "file"}));
+    assert_eq!(ok_text(&r), "Hello, file!");
+}
+
+#[test]
+fn serve_refuses_a_missing_or_broken_plugin() {
+    let dir = tempdir();
+    let missing = dir.path().join("absent.wasm");
+    let cache = dir.path().join("cache");
+    let out = run_palisade(
+        &[
+            "serve",
+            "--plugin",
+            &path_str(&missing),
+            "--cache-dir",
+            &path_str(&cache),
+        ],
+        true,
+        secs(120),
+    );
+    assert!(
+        out.status.is_some(),
+        "the server did not exit with a missing plugin:\n{out}"
+    );
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr.contains("absent.wasm"),
+        "the error must name the file:\n{out}"
+    );
+    assert!(out.stdout.trim().is_empty(), "nothing on stdout:\n{out}");
+
+    let broken = dir.path().join("broken.wasm");
+    write_file(&broken, b"\0asm\x01\0\0\0garbage");
+    let out = run_palisade(
+        &[
+            "serve",
+            "--plugin",
+            &path_str(&broken),
+            "--cache-dir",
+            &path_str(&cache),
+        ],
+        true,
+        secs(120),
+    );
+    assert!(
+        out.status.is_some(),
+        "the server did not exit with a broken plugin:\n{out}"
+    );
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr.contains("broken.wasm"),
+        "the error must name the file:\n{out}"
+    );
+}
+
+#[test]
+fn roots_are_named_after_their_directory() {
+    let dir = tempdir();
+    let root = dir.path().join("my-root");
+    write_file(root.join("note.txt"), "noted\n");
+    let mut s = Server::start(&["--plugin", &plugin_arg("files"), "--root", &path_str(&root)]);
+    s.initialize(LATEST_VERSION);
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": "/roots/my-root/note.txt"}),
+    );
+    assert!(ok_text(&r).contains("noted"), "{r}");
+}
