@@ -122,7 +122,9 @@ pub mod bindings {
 /// function call returning one) and `part` names a [`Plugin`] builder method. Today that is
 /// `tools`, taking [`Tool`]s; parts a plugin leaves out get the contract's defaults.
 ///
-/// ```ignore
+/// ```
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Greet { name: String }
+/// # fn greet(args: Greet) -> String { format!("Hello, {}!", args.name) }
 /// palisade_sdk::export_plugin! {
 ///     tools: [
 ///         palisade_sdk::Tool::new("greet", greet).description("Say hello to someone"),

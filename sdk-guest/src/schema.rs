@@ -25,6 +25,9 @@ pub(crate) fn output_schema<T: JsonSchema>() -> Value {
 /// MCP wants both schemas to describe JSON objects. Schemas without a top-level `type` (such as
 /// an internally tagged enum's `oneOf`) get `"type": "object"`; any other type is a bug in the
 /// plugin, reported when the host loads it.
+///
+/// The root's `title` and `description` are dropped: they are the Rust type's name and doc
+/// comment, written for programmers; the tool's own description is what the model reads.
 fn object_schema<T: JsonSchema>(mut schema: Value, role: &str) -> Value {
     let Some(map) = schema.as_object_mut() else {
         // `true`/`false` schemas: only possible for hand-written `JsonSchema` impls.
@@ -33,6 +36,8 @@ fn object_schema<T: JsonSchema>(mut schema: Value, role: &str) -> Value {
             T::schema_name()
         );
     };
+    map.remove("title");
+    map.remove("description");
     match map.get("type") {
         None => {
             map.insert("type".into(), "object".into());
@@ -51,6 +56,7 @@ mod tests {
     use super::*;
     use serde::Deserialize;
 
+    /// Programmer docs, not for the schema.
     #[derive(Deserialize, JsonSchema)]
     #[allow(dead_code)]
     struct Args {
@@ -77,6 +83,7 @@ mod tests {
         );
         assert_eq!(schema["required"], serde_json::json!(["name"]));
         assert_eq!(schema["properties"]["name"]["description"], "Who to greet.");
+        assert!(schema.get("title").is_none() && schema.get("description").is_none());
     }
 
     #[test]

@@ -877,8 +877,9 @@ impl Server {
     }
 
     /// Closes stdin and waits (bounded) for the server to exit, then reads and
-    /// validates whatever it wrote up to its end; those messages stay available
-    /// through `recv_timeout` / `wait_response`. Fails if it does not exit in time.
+    /// validates whatever it wrote up to its end; those messages (notifications
+    /// too) stay available, in order, through `recv_timeout` / `wait_response`.
+    /// Fails if it does not exit in time.
     pub fn close_stdin_and_wait(&mut self, timeout: Duration) -> ExitStatus {
         self.stdin = None;
         self.record("->", "[stdin closed]");
@@ -910,7 +911,7 @@ impl Server {
             match self.lines.recv_timeout(wait) {
                 Ok(Line::Complete(bytes)) => {
                     let m = self.accept_line(bytes);
-                    self.file_away(m);
+                    self.inbox.push_back(m);
                 }
                 Ok(Line::Partial(bytes)) => {
                     if partial_is_error {

@@ -305,6 +305,24 @@ fn stub_unprovided_imports(
     Ok(())
 }
 
+/// What the sandbox gives a plugin for the import `name`.
+fn import_status(name: &str) -> &'static str {
+    let package = name.split('/').next().unwrap_or(name);
+    match package {
+        "wasi:filesystem" => "provided; only the directories and roots the configuration grants",
+        "wasi:sockets" => "provided, every address denied (no network)",
+        "wasi:cli" if name.starts_with("wasi:cli/environment") => {
+            "provided, empty (no environment variables, no arguments)"
+        }
+        "wasi:cli" if name.starts_with("wasi:cli/stdin") => "provided, empty",
+        "wasi:cli" if name.contains("/stdout") || name.contains("/stderr") => {
+            "provided; written to the host log, tagged with the plugin's name"
+        }
+        _ if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) => "provided",
+        _ => "NOT provided: the plugin loads, and a call that uses it fails",
+    }
+}
+
 /// A description of a component for `palisade inspect`: its exports, its tools and its imports.
 pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> {
     let wasm = std::fs::read(&config.path)
@@ -321,15 +339,9 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
     for (name, _) in ty.exports(&runtime.engine) {
         writeln!(out, "  {name}")?;
     }
-    writeln!(out, "\nimports:")?;
-    for (name, item) in ty.imports(&runtime.engine) {
-        let kind = match item.ty {
-            ComponentItem::ComponentInstance(_) => "interface",
-            ComponentItem::ComponentFunc(_) => "function",
-            ComponentItem::Resource(_) => "resource",
-            _ => "other",
-        };
-        writeln!(out, "  {name} ({kind})")?;
+    writeln!(out, "\nimports (and what the sandbox gives for each):")?;
+    for (name, _) in ty.imports(&runtime.engine) {
+        writeln!(out, "  {name}: {}", import_status(name))?;
     }
     match Plugin::load(runtime, config).await {
         Ok(plugin) => {

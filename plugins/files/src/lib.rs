@@ -43,16 +43,21 @@ fn read_text(path: &Path, max_bytes: u64) -> Result<String, String> {
         .read_to_end(&mut bytes)
         .map_err(|e| io_message(path, &e))?;
     if bytes.len() as u64 > max_bytes {
-        let size = fs::metadata(path).map(|m| m.len()).unwrap_or(bytes.len() as u64);
+        let size = fs::metadata(path)
+            .map(|m| m.len())
+            .unwrap_or(bytes.len() as u64);
         return Err(format!(
             "{shown}: the file is {size} bytes, more than max_bytes ({max_bytes}); pass a larger max_bytes to read it"
         ));
     }
     if bytes.contains(&0) {
-        return Err(format!("{shown}: not a text file (it contains NUL bytes); read_file only reads text"));
+        return Err(format!(
+            "{shown}: not a text file (it contains NUL bytes); read_file only reads text"
+        ));
     }
-    String::from_utf8(bytes)
-        .map_err(|_| format!("{shown}: not a text file (it is not valid UTF-8); read_file only reads text"))
+    String::from_utf8(bytes).map_err(|_| {
+        format!("{shown}: not a text file (it is not valid UTF-8); read_file only reads text")
+    })
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -70,7 +75,7 @@ struct Listing {
 #[derive(Serialize, JsonSchema)]
 struct Entry {
     name: String,
-    /// `file`, `dir` or `other`.
+    /// `file`, `dir`, `symlink` (one the plugin cannot follow) or `other`.
     kind: &'static str,
     /// The size in bytes, for files.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,9 +91,16 @@ fn list_dir(args: ListDir) -> ToolResult {
     let text = if entries.is_empty() {
         format!("{} is empty", args.path)
     } else {
-        entries.iter().map(Entry::line).collect::<Vec<_>>().join("\n")
+        entries
+            .iter()
+            .map(Entry::line)
+            .collect::<Vec<_>>()
+            .join("\n")
     };
-    let listing = Listing { path: args.path, entries };
+    let listing = Listing {
+        path: args.path,
+        entries,
+    };
     ToolResult::text(text).structured_content(to_json(&listing))
 }
 
@@ -102,10 +114,17 @@ fn read_entries(path: &Path) -> io::Result<Vec<Entry>> {
             ("dir", None)
         } else if meta.is_file() {
             ("file", Some(meta.len()))
+        } else if meta.is_symlink() {
+            // Dangling, or pointing outside the sandbox.
+            ("symlink", None)
         } else {
             ("other", None)
         };
-        entries.push(Entry { name: entry.file_name().to_string_lossy().into_owned(), kind, size });
+        entries.push(Entry {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            kind,
+            size,
+        });
     }
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(entries)
@@ -138,20 +157,37 @@ struct RootInfo {
 fn list_roots(_: NoArgs) -> ToolResult {
     let roots: Vec<RootInfo> = host::list_roots()
         .into_iter()
-        .map(|r| RootInfo { uri: r.uri, name: r.name, guest_path: r.guest_path, writable: r.writable })
+        .map(|r| RootInfo {
+            uri: r.uri,
+            name: r.name,
+            guest_path: r.guest_path,
+            writable: r.writable,
+        })
         .collect();
     let text = if roots.is_empty() {
         "no roots: the client shared none, or none is granted to this plugin".to_string()
     } else {
-        roots.iter().map(RootInfo::line).collect::<Vec<_>>().join("\n")
+        roots
+            .iter()
+            .map(RootInfo::line)
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     ToolResult::text(text).structured_content(to_json(&Roots { roots }))
 }
 
 impl RootInfo {
     fn line(&self) -> String {
-        let access = if self.writable { "writable" } else { "read-only" };
-        let name = self.name.as_deref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        let access = if self.writable {
+            "writable"
+        } else {
+            "read-only"
+        };
+        let name = self
+            .name
+            .as_deref()
+            .map(|n| format!(" \"{n}\""))
+            .unwrap_or_default();
         format!("{} <- {}{name} ({access})", self.guest_path, self.uri)
     }
 }

@@ -107,8 +107,13 @@ impl Found {
             // Lossy: one stray byte should not hide the rest of a file.
             let line = String::from_utf8_lossy(&line);
             if line.contains(pattern) {
-                let text: String = line.trim_end_matches('\r').chars().take(MAX_LINE_CHARS).collect();
-                self.lines.push(format!("{}:{}: {text}", path.display(), index + 1));
+                let text: String = line
+                    .trim_end_matches('\r')
+                    .chars()
+                    .take(MAX_LINE_CHARS)
+                    .collect();
+                self.lines
+                    .push(format!("{}:{}: {text}", path.display(), index + 1));
                 if self.full() {
                     return;
                 }
@@ -121,10 +126,13 @@ impl Found {
         if self.cancelled {
             notes.push("(cancelled)".to_string());
         } else if self.lines.len() >= self.limit {
-            notes.push(format!("(stopped after {} matches: max_results)", self.limit));
+            notes.push(format!("(stopped at max_results = {})", self.limit));
         }
         if self.unreadable > 0 {
-            notes.push(format!("({} files or directories could not be read)", self.unreadable));
+            notes.push(format!(
+                "({} files or directories could not be read)",
+                self.unreadable
+            ));
         }
         let mut text = if self.lines.is_empty() {
             format!("no lines contain `{}` under {}", args.pattern, args.path)
@@ -161,11 +169,17 @@ mod tests {
 
     #[test]
     fn finds_matching_lines_and_skips_binary_files() {
-        let dir = std::env::temp_dir().join(format!("palisade-files-search-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("palisade-files-search-{}", std::process::id()));
         fs::create_dir_all(&dir).expect("mkdir");
         fs::write(dir.join("b.txt"), "needle one\nhay\nneedle two\n").expect("write");
         fs::write(dir.join("bin"), b"needle\0").expect("write");
-        let mut found = Found { lines: Vec::new(), limit: 10, unreadable: 0, cancelled: false };
+        let mut found = Found {
+            lines: Vec::new(),
+            limit: 10,
+            unreadable: 0,
+            cancelled: false,
+        };
         // No host in native tests, so no walk (it checks for cancellation): files one by one.
         found.search_file(&dir.join("b.txt"), "needle");
         found.search_file(&dir.join("bin"), "needle");

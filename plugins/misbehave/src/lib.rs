@@ -54,13 +54,18 @@ fn recurse(_: NoArgs) -> String {
 
 /// Tries to reach files outside the sandbox; a test asserts no line says `ALLOWED`.
 fn escape(_: NoArgs) -> String {
-    let mut lines: Vec<String> = ["/etc/passwd", "../../../../etc/passwd", "/roots/../../etc/passwd", "/"]
-        .into_iter()
-        .map(|path| match try_read(path) {
-            Ok(what) => format!("ALLOWED: {path}: {what}"),
-            Err(e) => format!("denied: {path}: {e}"),
-        })
-        .collect();
+    let mut lines: Vec<String> = [
+        "/etc/passwd",
+        "../../../../etc/passwd",
+        "/roots/../../etc/passwd",
+        "/",
+    ]
+    .into_iter()
+    .map(|path| match try_read(path) {
+        Ok(what) => format!("ALLOWED: {path}: {what}"),
+        Err(e) => format!("denied: {path}: {e}"),
+    })
+    .collect();
     lines.push(match fs::read_dir("/") {
         Ok(entries) => format!("ALLOWED: / (list): {} entries", entries.count()),
         Err(e) => format!("denied: / (list): {e}"),
@@ -73,7 +78,11 @@ fn try_read(path: &str) -> io::Result<String> {
     let meta = fs::metadata(path)?;
     Ok(match fs::read(path) {
         Ok(bytes) => format!("read {} bytes", bytes.len()),
-        Err(e) => format!("exists ({} bytes, dir: {}), but read failed: {e}", meta.len(), meta.is_dir()),
+        Err(e) => format!(
+            "exists ({} bytes, dir: {}), but read failed: {e}",
+            meta.len(),
+            meta.is_dir()
+        ),
     })
 }
 
@@ -103,7 +112,9 @@ fn sleep(args: Sleep) -> String {
 
 /// What the process sees of its environment and arguments (the host should give none).
 fn environment(_: NoArgs) -> String {
-    let args: Vec<String> = env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let args: Vec<String> = env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let vars: Vec<String> = env::vars_os()
         .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
         .collect();
