@@ -8,9 +8,9 @@ use crate::bindings::palisade::plugin::host as raw;
 /// Less common host functions, re-exported as generated: asking the user (`elicit`), asking the
 /// client's model (`sample`) and change notifications.
 pub use raw::{
-    ElicitationAction, ElicitationRequest, ElicitationResponse, ListKind, SamplingMessage,
-    SamplingRequest, SamplingResponse, elicit, notify_list_changed, notify_resource_updated,
-    sample,
+    ElicitationAction, ElicitationRequest, ElicitationResponse, FormElicitation, ListKind,
+    SamplingMessage, SamplingRequest, SamplingResponse, UrlElicitation, elicit,
+    notify_list_changed, notify_resource_updated, sample,
 };
 pub use raw::{LogLevel, Root};
 

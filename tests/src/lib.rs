@@ -9,7 +9,7 @@
 //! Locations:
 //! - the binary: `$PALISADE_BIN`, else `<repo>/target/debug/palisade`;
 //! - the plugins: `$PALISADE_PLUGIN_DIR`, else `<repo>/target/plugins/<name>.wasm`;
-//! - the MCP specification: `$PALISADE_MCP_SPEC`, else `<repo>/../shared/mcp-spec`.
+//! - the MCP schemas: `$PALISADE_MCP_SPEC/schema`, else the copy vendored in `tests/mcp-schema`.
 //!
 //! Timeouts are generous; `$PALISADE_TEST_TIMEOUT_SCALE` (a float, default 1)
 //! multiplies all of them on a very slow machine.
@@ -91,15 +91,15 @@ pub fn plugin_arg(name: &str) -> String {
     path_str(&plugin_path(name))
 }
 
-/// The MCP specification directory (holds `schema/<version>/schema.json`).
-pub fn spec_dir() -> PathBuf {
+/// The directory holding `<version>/schema.json` for every MCP revision.
+pub fn schema_dir() -> PathBuf {
     let dir = match std::env::var_os("PALISADE_MCP_SPEC") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/mcp-spec"),
+        Some(p) => PathBuf::from(p).join("schema"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-schema"),
     };
-    if !dir.join("schema").is_dir() {
+    if !dir.is_dir() {
         panic!(
-            "MCP specification not found at {} (set PALISADE_MCP_SPEC to the directory holding schema/)",
+            "MCP schemas not found at {} (set PALISADE_MCP_SPEC to a directory holding schema/)",
             dir.display()
         );
     }
@@ -173,7 +173,7 @@ fn schema_doc(version: &str) -> &'static SchemaDoc {
     if let Some(doc) = docs.get(version) {
         return doc;
     }
-    let path = spec_dir().join("schema").join(version).join("schema.json");
+    let path = schema_dir().join(version).join("schema.json");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read MCP schema {}: {e}", path.display()));
     let doc: Value = serde_json::from_str(&text)

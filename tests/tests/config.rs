@@ -224,3 +224,33 @@ fn a_config_that_names_a_missing_plugin_is_refused() {
         "stderr must name the missing file:\n{out}"
     );
 }
+
+#[test]
+fn a_granted_directory_that_vanishes_is_a_host_failure_not_a_crash() {
+    let dir = tempdir();
+    write_file(dir.path().join("data/d.txt"), "data\n");
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.files]\npath = {f}\n\n[[plugins.files.dirs]]\nhost = \"data\"\nguest = \"/data\"\n\n[plugins.hello]\npath = {h}\n",
+            f = toml_str(&plugin_arg("files")),
+            h = hello()
+        ),
+    );
+    let mut s = Server::start(&["--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    std::fs::remove_dir_all(dir.path().join("data")).unwrap();
+    let resp = s.call_tool_response("files_read_file", json!({"path": "/data/d.txt"}));
+    assert_eq!(error_code(&resp), Some(-32603), "host failure: {resp}");
+    let message = resp["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("data"),
+        "the error names the directory: {resp}"
+    );
+    let r = s.call_tool("hello_greet", json!({"name": "still"}));
+    assert_eq!(
+        ok_text(&r),
+        "Hello, still!",
+        "the server goes on serving: {r}"
+    );
+}

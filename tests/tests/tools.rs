@@ -378,3 +378,66 @@ fn closing_stdin_lets_calls_in_flight_finish() {
     let result = s.expect_result(resp);
     assert!(!is_tool_error(&result), "{result}");
 }
+
+#[test]
+fn progress_is_forwarded_increasing_rate_limited_and_before_the_response() {
+    let mut s = start(&["misbehave"]);
+    let resp = s.request(
+        "tools/call",
+        json!({"name": "misbehave_progress", "arguments": {"steps": 2000},
+               "_meta": {"progressToken": "tok-1"}}),
+    );
+    let result = s.expect_result(resp);
+    assert_eq!(ok_text(&result), "reported 2000 steps");
+    let progress: Vec<&Value> = s
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert!(
+        !progress.is_empty(),
+        "progress reports must reach the client"
+    );
+    // 4000 reports (half of them backwards) must not become 4000 notifications.
+    assert!(
+        progress.len() < 400,
+        "{} notifications: not rate-limited",
+        progress.len()
+    );
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|n| {
+            assert_eq!(n["params"]["progressToken"], "tok-1", "{n}");
+            n["params"]["progress"].as_f64().unwrap()
+        })
+        .collect();
+    assert!(
+        values.windows(2).all(|w| w[0] < w[1]),
+        "progress must increase: {values:?}"
+    );
+    assert_eq!(
+        values.last(),
+        Some(&2000.0),
+        "the last report is never dropped: {values:?}"
+    );
+    assert_eq!(progress.last().unwrap()["params"]["total"], 2000.0);
+    // Nothing may follow the response.
+    assert!(
+        s.recv_timeout(Duration::from_millis(500)).is_none(),
+        "no notification after the response"
+    );
+}
+
+#[test]
+fn no_progress_without_a_progress_token() {
+    let mut s = start(&["misbehave"]);
+    let result = s.call_tool("misbehave_progress", json!({"steps": 50}));
+    assert_eq!(ok_text(&result), "reported 50 steps");
+    assert!(
+        s.notifications
+            .iter()
+            .all(|n| n["method"] != "notifications/progress"),
+        "progress only goes to requests that asked for it: {:?}",
+        s.notifications
+    );
+}

@@ -81,7 +81,8 @@ pub fn parse_message(value: Value) -> Result<Incoming, Value> {
         return invalid("\"id\" must be a string or an integer (MCP forbids null)");
     }
     let params = match object.remove("params") {
-        None => Map::new(),
+        // Some clients send `"params": null` for "no parameters".
+        None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params,
         Some(Value::Array(_)) => {
             return Err(error_response(

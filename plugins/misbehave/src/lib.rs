@@ -111,6 +111,22 @@ fn sleep(args: Sleep) -> String {
 }
 
 /// What the process sees of its environment and arguments (the host should give none).
+#[derive(Deserialize, JsonSchema)]
+struct Progress {
+    /// How many progress reports to send, as fast as possible.
+    steps: u32,
+}
+
+/// Floods the host with progress reports, some going backwards: the host must forward only
+/// increasing values, rate-limited, and none after the response.
+fn progress(args: Progress) -> String {
+    for step in 1..=args.steps {
+        palisade_sdk::host::report_progress(f64::from(step), Some(f64::from(args.steps)), None);
+        palisade_sdk::host::report_progress(0.5, None, Some("backwards"));
+    }
+    format!("reported {} steps", args.steps)
+}
+
 fn environment(_: NoArgs) -> String {
     let args: Vec<String> = env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
@@ -139,6 +155,7 @@ palisade_sdk::export_plugin! {
         Tool::new("flood_stdout", flood_stdout).description("Write 64 MiB to stdout and to stderr"),
         Tool::new("sleep", sleep).description("Sleep for ms milliseconds"),
         Tool::new("env", environment).description("Show the environment variables and arguments the plugin sees"),
+        Tool::new("progress", progress).description("Report progress many times, some of it backwards"),
         Tool::new("ok", |_: NoArgs| "still fine").description("Answer `still fine`"),
     ],
 }
