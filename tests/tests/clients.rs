@@ -1,0 +1,103 @@
+//! Real MCP clients against the real binary.
+
+use std::process::Command;
+
+use palisade_tests::*;
+
+/// The Python interpreter of the virtualenv `./dev test` installs the official SDK into.
+fn python() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("PALISADE_PYTHON") {
+        return p.into();
+    }
+    let p = repo_root().join("target/pyclient/bin/python");
+    assert!(
+        p.exists(),
+        "{} is missing: run ./dev test (it installs the MCP Python SDK for this test)",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn official_python_sdk_lists_and_calls_tools_over_stdio() {
+    let cache = tempdir();
+    let script = repo_root().join("tests/clients/python_stdio.py");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(palisade_bin())
+        .arg(plugin_path("hello"))
+        .arg(cache.path())
+        .output()
+        .expect("running the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    for line in [
+        "negotiated 2025-11-25 with palisade",
+        "tools ['hello_echo', 'hello_greet']",
+        "greet -> Hello, Python!",
+        "echo -> {'text': 'round trip'}",
+        "ping ok",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
+    }
+}
+
+/// Runs the MCP Inspector's CLI against `palisade serve --plugin hello.wasm`; returns its JSON.
+fn inspector(cache: &std::path::Path, method_args: &[&str]) -> serde_json::Value {
+    let inspector = repo_root().join("tests/clients/node_modules/.bin/mcp-inspector");
+    assert!(
+        inspector.exists(),
+        "{} is missing: run ./dev test (it installs the MCP Inspector for this test)",
+        inspector.display()
+    );
+    let out = Command::new(&inspector)
+        .arg("--cli")
+        .arg(palisade_bin())
+        .args(["serve", "--plugin"])
+        .arg(plugin_path("hello"))
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(method_args)
+        .output()
+        .expect("running the MCP Inspector");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the Inspector failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+}
+
+#[test]
+fn mcp_inspector_cli_lists_and_calls_tools_over_stdio() {
+    let cache = tempdir();
+    let listed = inspector(cache.path(), &["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("a tools array")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["hello_echo", "hello_greet"], "{listed}");
+    let called = inspector(
+        cache.path(),
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "hello_greet",
+            "--tool-arg",
+            "name=Inspector",
+        ],
+    );
+    assert_eq!(
+        called["content"][0]["text"], "Hello, Inspector!",
+        "{called}"
+    );
+    assert_ne!(called["isError"], true, "{called}");
+}
