@@ -127,6 +127,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         anyhow::ensure!(page_size > 0, "--page-size must be at least 1");
         config.page_size = page_size;
     }
+    let mut cli_plugins = Vec::new();
     for path in &args.plugins {
         let name = path
             .file_stem()
@@ -140,6 +141,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
             "--plugin {}: a plugin named `{name}` is already loaded; rename the file",
             path.display()
         );
+        cli_plugins.push(name.clone());
         config.plugins.push(PluginConfig {
             prefix: name.clone(),
             name,
@@ -158,7 +160,14 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let runtime = Runtime::new(cache_for(args.cache.cache_dir, config.cache_dir.clone()))?;
     let mut plugins = Vec::new();
     for plugin in config.plugins {
-        let plugin = Plugin::load(&runtime, plugin).await?;
+        // Say where the plugin was asked for, so the operator knows what to fix.
+        let origin = match (&args.config, cli_plugins.contains(&plugin.name)) {
+            (Some(file), false) => format!("{}: [plugins.{}]", file.display(), plugin.name),
+            _ => format!("--plugin {}", plugin.path.display()),
+        };
+        let plugin = Plugin::load(&runtime, plugin)
+            .await
+            .with_context(|| origin)?;
         tracing::info!(
             plugin = &*plugin.name,
             tools = plugin.tools.len(),

@@ -979,6 +979,35 @@ impl std::fmt::Display for RunOutput {
     }
 }
 
+/// Runs `palisade serve <args> --cache-dir <fresh dir>` and expects it to refuse to start: it
+/// exits (stdin stays open, so it cannot just be waiting for input), with a failure status,
+/// nothing on stdout, and `needle` on stderr. Returns the run's output for further checks.
+pub fn assert_serve_refused(args: &[&str], needle: &str) -> RunOutput {
+    let cache = tempdir();
+    let mut full = vec!["serve"];
+    full.extend_from_slice(args);
+    let cache_arg = path_str(cache.path());
+    full.extend_from_slice(&["--cache-dir", &cache_arg]);
+    let out = run_palisade(&full, true, secs(120));
+    assert!(
+        out.status.is_some(),
+        "the server did not exit: {args:?}\n{out}"
+    );
+    assert!(
+        !out.success(),
+        "the server must refuse to start: {args:?}\n{out}"
+    );
+    assert!(
+        out.stdout.trim().is_empty(),
+        "nothing may be written on stdout:\n{out}"
+    );
+    assert!(
+        out.stderr.contains(needle),
+        "stderr must mention {needle:?}:\n{out}"
+    );
+    out
+}
+
 /// Runs `palisade <args>` to its end (killed after `timeout`). With
 /// `keep_stdin_open`, stdin is a pipe held open for the whole run (so that a
 /// `serve` that should have refused to start hangs instead of seeing EOF);

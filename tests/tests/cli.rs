@@ -140,51 +140,11 @@ fn a_plugin_is_named_after_its_file() {
 fn serve_refuses_a_missing_or_broken_plugin() {
     let dir = tempdir();
     let missing = dir.path().join("absent.wasm");
-    let cache = dir.path().join("cache");
-    let out = run_palisade(
-        &[
-            "serve",
-            "--plugin",
-            &path_str(&missing),
-            "--cache-dir",
-            &path_str(&cache),
-        ],
-        true,
-        secs(120),
-    );
-    assert!(
-        out.status.is_some(),
-        "the server did not exit with a missing plugin:\n{out}"
-    );
-    assert!(!out.success(), "{out}");
-    assert!(
-        out.stderr.contains("absent.wasm"),
-        "the error must name the file:\n{out}"
-    );
-    assert!(out.stdout.trim().is_empty(), "nothing on stdout:\n{out}");
+    assert_serve_refused(&["--plugin", &path_str(&missing)], "absent.wasm");
 
     let broken = dir.path().join("broken.wasm");
     write_file(&broken, b"\0asm\x01\0\0\0garbage");
-    let out = run_palisade(
-        &[
-            "serve",
-            "--plugin",
-            &path_str(&broken),
-            "--cache-dir",
-            &path_str(&cache),
-        ],
-        true,
-        secs(120),
-    );
-    assert!(
-        out.status.is_some(),
-        "the server did not exit with a broken plugin:\n{out}"
-    );
-    assert!(!out.success(), "{out}");
-    assert!(
-        out.stderr.contains("broken.wasm"),
-        "the error must name the file:\n{out}"
-    );
+    assert_serve_refused(&["--plugin", &path_str(&broken)], "broken.wasm");
 }
 
 #[test]

@@ -6,31 +6,11 @@ use palisade_tests::*;
 use serde_json::json;
 
 /// Runs `palisade serve --config <body written to a file>` and expects it to
-/// refuse to start. Returns the run's output.
+/// refuse to start, naming the file. Returns the run's output.
 fn refused(body: &str) -> (RunOutput, tempfile::TempDir) {
     let dir = tempdir();
     let config = config_file(dir.path(), body);
-    let cache = dir.path().join("cache");
-    let out = run_palisade(
-        &[
-            "serve",
-            "--config",
-            &path_str(&config),
-            "--cache-dir",
-            &path_str(&cache),
-        ],
-        true,
-        secs(120),
-    );
-    assert!(
-        out.status.is_some(),
-        "the server did not exit on a bad config file:\n{out}"
-    );
-    assert!(!out.success(), "a bad config file must be refused:\n{out}");
-    assert!(
-        out.stdout.trim().is_empty(),
-        "nothing may be written on stdout:\n{out}"
-    );
+    let out = assert_serve_refused(&["--config", &path_str(&config)], "palisade.toml");
     (out, dir)
 }
 
