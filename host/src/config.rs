@@ -206,6 +206,24 @@ impl Config {
                         dir.guest
                     )));
                 }
+                let guest = match dir.guest.trim_end_matches('/') {
+                    "" => "/",
+                    trimmed => trimmed,
+                };
+                if guest == "/roots" || guest.starts_with("/roots/") {
+                    return Err(ConfigError(format!(
+                        "{} guest = {:?}: /roots is reserved for the roots\nhow to fix: use another path, such as \"/data\"",
+                        at(&name, "dirs"),
+                        dir.guest
+                    )));
+                }
+                if dirs.iter().any(|d: &DirGrant| d.guest == guest) {
+                    return Err(ConfigError(format!(
+                        "{} guest = {:?} is granted twice\nhow to fix: give each directory its own guest path",
+                        at(&name, "dirs"),
+                        dir.guest
+                    )));
+                }
                 let host = base.join(&dir.host);
                 if !host.is_dir() {
                     return Err(ConfigError(format!(
@@ -215,7 +233,11 @@ impl Config {
                         host.display()
                     )));
                 }
-                dirs.push(DirGrant { host, ..dir });
+                dirs.push(DirGrant {
+                    host,
+                    guest: guest.to_string(),
+                    mode: dir.mode,
+                });
             }
             let defaults = Limits::default();
             let l = section.limits;
@@ -351,6 +373,20 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("absolute path"), "{err}");
+    }
+
+    #[test]
+    fn reserved_or_repeated_guest_paths_are_refused() {
+        let dirs = |a: &str, b: &str| {
+            format!(
+                "[plugins.a]\npath = \"a.wasm\"\n[[plugins.a.dirs]]\nhost = \".\"\nguest = \"{a}\"\n[[plugins.a.dirs]]\nhost = \".\"\nguest = \"{b}\"\n"
+            )
+        };
+        let err = parse(&dirs("/data", "/data/")).unwrap_err().to_string();
+        assert!(err.contains("granted twice"), "{err}");
+        let err = parse(&dirs("/data", "/roots/x")).unwrap_err().to_string();
+        assert!(err.contains("reserved"), "{err}");
+        assert!(parse(&dirs("/data", "/more")).is_ok());
     }
 
     #[test]
