@@ -41,7 +41,7 @@ pub struct EpochTicker {
 }
 
 impl EpochTicker {
-    pub fn start(engine: &Engine) -> EpochTicker {
+    pub fn start(engine: &Engine) -> Result<EpochTicker> {
         let stop = Arc::new(AtomicBool::new(false));
         let engine = engine.weak();
         let flag = stop.clone();
@@ -56,8 +56,8 @@ impl EpochTicker {
                     }
                 }
             })
-            .expect("spawning the epoch thread at start-up");
-        EpochTicker { stop }
+            .context("cannot start the epoch thread")?;
+        Ok(EpochTicker { stop })
     }
 }
 

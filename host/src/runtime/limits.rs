@@ -57,7 +57,7 @@ impl ResourceLimiter for MemoryLimiter {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let after = self.in_use - current as u64 + desired as u64;
+        let after = self.in_use.saturating_sub(current as u64) + desired as u64;
         if after > self.limit_bytes {
             // Trap rather than let `memory.grow` fail: most guests abort on allocation failure
             // anyway, and the trap carries the reason.

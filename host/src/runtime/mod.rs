@@ -25,7 +25,7 @@ pub struct Runtime {
 impl Runtime {
     pub fn new(cache: CompileCache) -> anyhow::Result<Runtime> {
         let engine = new_engine()?;
-        let ticker = EpochTicker::start(&engine);
+        let ticker = EpochTicker::start(&engine)?;
         Ok(Runtime {
             engine,
             cache,
