@@ -338,6 +338,28 @@ fn cancelled_call_is_stopped_and_never_answered() {
 }
 
 #[test]
+fn a_cancelled_plugin_can_see_it_and_stop_cleanly() {
+    let mut s = start(&["misbehave"]);
+    let id = s.send_request(
+        "tools/call",
+        json!({"name": "misbehave_until_cancelled", "arguments": {}}),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    s.notify("notifications/cancelled", json!({"requestId": id}));
+    assert!(
+        s.wait_for_stderr(
+            "misbehave saw the cancellation and stopped cleanly",
+            secs(10)
+        ),
+        "the plugin must be able to observe is-cancelled:\n{}",
+        s.stderr()
+    );
+    s.expect_no_response(&id, secs(1));
+    let r = s.call_tool("misbehave_ok", json!({}));
+    assert_eq!(ok_text(&r), "still fine");
+}
+
+#[test]
 fn cancelling_unknown_or_finished_requests_is_harmless() {
     let mut s = start(&["hello"]);
     let done = s.send_request(

@@ -156,10 +156,16 @@ impl Session {
         let session = self.clone();
         Some(Box::pin(async move {
             let work = session.request(version, &method, params, cancelled.clone());
+            tokio::pin!(work);
             let outcome = tokio::select! {
-                // A cancelled request gets no response, and its plugin call is dropped.
-                _ = cancelled.cancelled() => None,
-                result = work => Some(result),
+                result = &mut work => Some(result),
+                _ = cancelled.cancelled() => {
+                    // A cancelled request gets no response. Its plugin may see the cancellation
+                    // (`is-cancelled`) and stop cleanly within the grace period; then it is
+                    // dropped wherever it is.
+                    let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+                    None
+                }
             };
             session
                 .in_flight
@@ -332,6 +338,9 @@ impl Session {
         let _ = self.outbox.send(message);
     }
 }
+
+/// How long a cancelled request may go on to stop cleanly before it is dropped.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Smallest gap between two progress notifications for one request.
 const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);

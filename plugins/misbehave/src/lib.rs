@@ -127,6 +127,18 @@ fn progress(args: Progress) -> String {
     format!("reported {} steps", args.steps)
 }
 
+/// Works until the client cancels, checking now and then, as a well-behaved long task does.
+fn until_cancelled(_: NoArgs) -> String {
+    for _ in 0..6000 {
+        if palisade_sdk::host::is_cancelled() {
+            eprintln!("misbehave saw the cancellation and stopped cleanly");
+            return "stopped cleanly".into();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    "never cancelled".into()
+}
+
 fn environment(_: NoArgs) -> String {
     let args: Vec<String> = env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
@@ -156,6 +168,7 @@ palisade_sdk::export_plugin! {
         Tool::new("sleep", sleep).description("Sleep for ms milliseconds"),
         Tool::new("env", environment).description("Show the environment variables and arguments the plugin sees"),
         Tool::new("progress", progress).description("Report progress many times, some of it backwards"),
+        Tool::new("until_cancelled", until_cancelled).description("Work until cancelled, checking is-cancelled"),
         Tool::new("ok", |_: NoArgs| "still fine").description("Answer `still fine`"),
     ],
 }
