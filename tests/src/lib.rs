@@ -553,11 +553,17 @@ impl Server {
     /// a well-formed request, its id is remembered so that its result can be
     /// validated (use ids that `send_request` does not: strings, or >= 1000000).
     pub fn send_raw(&mut self, line: &str) {
-        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line)
-            && let (Some(id), Some(Value::String(method))) = (m.get("id"), m.get("method"))
-            && (id.is_string() || id.is_i64())
-        {
-            self.pending.insert(id_key(id), method.clone());
+        let messages = match serde_json::from_str::<Value>(line) {
+            Ok(Value::Array(batch)) => batch,
+            Ok(single) => vec![single],
+            Err(_) => Vec::new(),
+        };
+        for m in &messages {
+            if let (Some(id), Some(Value::String(method))) = (m.get("id"), m.get("method"))
+                && (id.is_string() || id.is_i64())
+            {
+                self.pending.insert(id_key(id), method.clone());
+            }
         }
         self.record("->", line);
         let Some(stdin) = self.stdin.as_mut() else {
@@ -744,8 +750,16 @@ impl Server {
 
     fn validate_message(&mut self, msg: &Value) -> Result<(), String> {
         let version = self.version.clone();
+        if let Some(batch) = msg.as_array() {
+            // Batches exist only in 2025-03-26, and only as the answer to a batch of ours.
+            if version != "2025-03-26" {
+                return Err(format!("a batch response under protocol {version}"));
+            }
+            validate_against(&version, "JSONRPCBatchResponse", msg)?;
+            return batch.iter().try_for_each(|m| self.validate_message(m));
+        }
         let Some(obj) = msg.as_object() else {
-            return Err("not a JSON object (batches are not expected from this server)".into());
+            return Err("neither a JSON object nor a batch".into());
         };
         let (result_def, error_def) = response_definitions(&version);
         if obj.contains_key("method") {

@@ -191,3 +191,40 @@ fn a_burst_of_garbage_does_not_stop_the_server() {
     let status = s.close_stdin_and_wait(secs(60));
     assert_eq!(status.code(), Some(0), "{status}");
 }
+
+#[test]
+fn batches_are_answered_in_a_2025_03_26_session_only() {
+    let mut s = Server::start(&["--plugin", &plugin_arg("hello")]);
+    s.initialize("2025-03-26");
+    s.send_raw(
+        r#"[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"b2","method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"batch"}}},{"jsonrpc":"2.0","id":"b3","method":"nope"}]"#,
+    );
+    let reply = s.recv_timeout(default_timeout()).expect("a batch response");
+    let replies = reply
+        .as_array()
+        .unwrap_or_else(|| panic!("not a batch: {reply}"));
+    assert_eq!(
+        replies.len(),
+        3,
+        "one response per request, none for the notification: {reply}"
+    );
+    let by_id = |id: &str| {
+        replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}: {reply}"))
+    };
+    assert_eq!(by_id("b1")["result"], serde_json::json!({}));
+    assert_eq!(tool_text(&by_id("b2")["result"]), "Hello, batch!");
+    assert_eq!(error_code(by_id("b3")), Some(-32601));
+
+    let mut s = Server::start(&["--plugin", &plugin_arg("hello")]);
+    s.initialize(LATEST_VERSION);
+    s.send_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    let reply = s.recv_timeout(default_timeout()).expect("an error");
+    assert_eq!(
+        error_code(&reply),
+        Some(-32600),
+        "batches are not part of 2025-11-25: {reply}"
+    );
+}
