@@ -91,10 +91,6 @@ impl CompileCache {
         Some(base.join("palisade").join("components"))
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// Loads the component in `wasm`, from the cache when it was compiled before.
     pub fn load(&self, engine: &Engine, wasm: &[u8], plugin: &str) -> Result<Component> {
         let path = self.dir.join(format!("{}.cwasm", cache_key(engine, wasm)));

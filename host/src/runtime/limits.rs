@@ -1,7 +1,5 @@
 //! Enforcing a plugin's limits, and telling the caller which one stopped it.
 
-use std::fmt;
-
 use wasmtime::{ResourceLimiter, Trap};
 
 use crate::config::Limits;
@@ -10,29 +8,13 @@ use crate::config::Limits;
 const MAX_TABLE_ELEMENTS: usize = 100_000;
 
 /// A limit that stopped a call. Raised as the trap's error so it can be told apart from a bug.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitExceeded {
+    #[error("exceeded its memory limit of {} MiB (limits.memory_mib)", limit_bytes >> 20)]
     Memory { limit_bytes: u64 },
+    #[error("exceeded its time limit of {limit_ms} ms (limits.timeout_ms)")]
     Time { limit_ms: u64 },
 }
-
-impl fmt::Display for LimitExceeded {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LimitExceeded::Memory { limit_bytes } => write!(
-                f,
-                "exceeded its memory limit of {} MiB (limits.memory_mib)",
-                limit_bytes >> 20
-            ),
-            LimitExceeded::Time { limit_ms } => write!(
-                f,
-                "exceeded its time limit of {limit_ms} ms (limits.timeout_ms)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for LimitExceeded {}
 
 /// Caps the linear memory of everything in one store (one call's instance), across all of its
 /// memories, and the size of its tables.

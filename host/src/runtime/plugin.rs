@@ -17,7 +17,7 @@ use super::bindings::{self, completion, prompts, resources, tools, types};
 use super::host_api::CallContext;
 use super::limits::{LimitExceeded, MemoryLimiter, describe_failure};
 use super::sandbox::{Grants, OutputCapture, wasi_context};
-use crate::config::{Limits, PluginConfig};
+use crate::config::PluginConfig;
 
 /// The data of one call's store.
 pub struct StoreState {
@@ -48,13 +48,16 @@ pub struct Exports {
 }
 
 /// Why a call into a plugin gave no result.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum CallError {
     /// The plugin answered with an error of its own.
+    #[error("{}", .0.message)]
     Plugin(types::PluginError),
     /// The plugin was stopped: a limit, a trap, a panic. The message says which, for the caller.
+    #[error("{0}")]
     Stopped(String),
     /// The host could not run the call (for example a granted directory is gone).
+    #[error("{0:#}")]
     Host(anyhow::Error),
 }
 
@@ -215,21 +218,6 @@ impl Plugin {
                     limit_ms: limits.timeout_ms
                 }
             ))),
-        }
-    }
-
-    /// The limits this plugin runs under.
-    pub fn limits(&self) -> &Limits {
-        &self.config.limits
-    }
-}
-
-impl std::fmt::Display for CallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CallError::Plugin(e) => write!(f, "{}", e.message),
-            CallError::Stopped(why) => f.write_str(why),
-            CallError::Host(e) => write!(f, "{e:#}"),
         }
     }
 }
