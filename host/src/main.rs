@@ -85,10 +85,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve(args).await,
             Command::Inspect { plugin, cache } => {
-                let name = plugin
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "plugin".into());
+                let name = name_from_file(&plugin);
                 let runtime = Runtime::new(cache_for(cache.cache_dir, None))?;
                 let config = PluginConfig {
                     name,
@@ -129,10 +126,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     }
     let mut cli_plugins = Vec::new();
     for path in &args.plugins {
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = name_from_file(path);
         config::check_plugin_name(&name).map_err(|why| {
             anyhow::anyhow!("--plugin {}: {why}; rename the file", path.display())
         })?;
@@ -188,6 +182,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
     });
     tracing::info!(tools = server.catalog.tools().len(), "serving MCP on stdio");
     palisade::transport::stdio::serve(server).await
+}
+
+/// A plugin given as a file is named after the file's stem (`hello.wasm` → `hello`).
+fn name_from_file(path: &std::path::Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn cache_for(flag: Option<PathBuf>, configured: Option<PathBuf>) -> CompileCache {

@@ -115,6 +115,14 @@ pub fn parse_error(detail: &serde_json::Error) -> Value {
     )
 }
 
+/// The response to request `id`: its result, or its error.
+pub fn reply(id: &Value, result: Result<Value, RpcError>) -> Value {
+    match result {
+        Ok(result) => response(id, result),
+        Err(error) => error_response(id, &error),
+    }
+}
+
 pub fn response(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }

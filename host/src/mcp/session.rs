@@ -123,10 +123,7 @@ impl Session {
             }
         };
         let immediate = |result: Result<Value, RpcError>| {
-            let response = match result {
-                Ok(result) => jsonrpc::response(&id, result),
-                Err(error) => jsonrpc::error_response(&id, &error),
-            };
+            let response = jsonrpc::reply(&id, result);
             Some(Box::pin(std::future::ready(Some(response))) as Reply)
         };
         if method == "initialize" {
@@ -172,10 +169,7 @@ impl Session {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&key);
-            outcome.map(|result| match result {
-                Ok(result) => jsonrpc::response(&id, result),
-                Err(error) => jsonrpc::error_response(&id, &error),
-            })
+            outcome.map(|result| jsonrpc::reply(&id, result))
         }))
     }
 

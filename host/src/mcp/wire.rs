@@ -9,7 +9,7 @@ use super::version::ProtocolVersion as V;
 use crate::catalog::CatalogTool;
 use crate::runtime::bindings::tools::{CallResult, ToolAnnotations};
 use crate::runtime::bindings::types::{
-    Annotations, ContentBlock, Icon, IconTheme, ResourceBody, ResourceContents, Role,
+    Annotations, ContentBlock, Icon, IconTheme, MediaContent, ResourceBody, ResourceContents, Role,
 };
 
 /// A tool for `tools/list`.
@@ -92,20 +92,8 @@ pub fn content_block(block: &ContentBlock, v: V) -> Value {
             put_annotations(&mut out, t.annotations.as_ref(), v);
             put_content_meta(&mut out, t.meta.as_deref(), v);
         }
-        ContentBlock::Image(m) => {
-            out.insert("type".into(), "image".into());
-            out.insert("data".into(), BASE64.encode(&m.data).into());
-            out.insert("mimeType".into(), m.mime_type.clone().into());
-            put_annotations(&mut out, m.annotations.as_ref(), v);
-            put_content_meta(&mut out, m.meta.as_deref(), v);
-        }
-        ContentBlock::Audio(m) if v >= V::V2025_03_26 => {
-            out.insert("type".into(), "audio".into());
-            out.insert("data".into(), BASE64.encode(&m.data).into());
-            out.insert("mimeType".into(), m.mime_type.clone().into());
-            put_annotations(&mut out, m.annotations.as_ref(), v);
-            put_content_meta(&mut out, m.meta.as_deref(), v);
-        }
+        ContentBlock::Image(m) => put_media(&mut out, "image", m, v),
+        ContentBlock::Audio(m) if v >= V::V2025_03_26 => put_media(&mut out, "audio", m, v),
         ContentBlock::Audio(m) => {
             return stand_in(format!(
                 "[{} bytes of {} audio left out: protocol {v} has no audio content]",
@@ -138,6 +126,15 @@ pub fn content_block(block: &ContentBlock, v: V) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// Image and audio content share one shape: base64 data and a MIME type.
+fn put_media(out: &mut Map<String, Value>, kind: &str, m: &MediaContent, v: V) {
+    out.insert("type".into(), kind.into());
+    out.insert("data".into(), BASE64.encode(&m.data).into());
+    out.insert("mimeType".into(), m.mime_type.clone().into());
+    put_annotations(out, m.annotations.as_ref(), v);
+    put_content_meta(out, m.meta.as_deref(), v);
 }
 
 fn stand_in(text: String) -> Value {
@@ -235,7 +232,7 @@ fn put_opt<T: Into<Value>>(out: &mut Map<String, Value>, key: &str, value: Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::bindings::types::{MediaContent, ResourceLink, TextContent};
+    use crate::runtime::bindings::types::{ResourceLink, TextContent};
 
     fn text(s: &str) -> ContentBlock {
         ContentBlock::Text(TextContent {
