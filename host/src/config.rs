@@ -29,6 +29,11 @@ pub struct ServerSection {
     pub page_size: Option<usize>,
     /// Where compiled components are cached.
     pub cache_dir: Option<PathBuf>,
+    /// Directories served as roots to clients that give none, relative to the file.
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
+    /// Reload plugins and this file when they change (default true).
+    pub watch: Option<bool>,
 }
 
 /// `[plugins.NAME]`
@@ -69,7 +74,7 @@ pub enum AccessMode {
 }
 
 /// `[[plugins.NAME.dirs]]`: a host directory preopened for the plugin.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirGrant {
     /// The directory on the host, relative to the configuration file.
@@ -112,7 +117,7 @@ impl Default for Limits {
 }
 
 /// One plugin, as the server will load it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginConfig {
     pub name: String,
     pub path: PathBuf,
@@ -128,7 +133,23 @@ pub struct PluginConfig {
 pub struct Config {
     pub page_size: usize,
     pub cache_dir: Option<PathBuf>,
+    /// Roots for clients that give none.
+    pub roots: Vec<PathBuf>,
+    /// Whether plugins and the configuration are reloaded when they change.
+    pub watch: bool,
     pub plugins: Vec<PluginConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            page_size: DEFAULT_PAGE_SIZE,
+            cache_dir: None,
+            roots: Vec::new(),
+            watch: true,
+            plugins: Vec::new(),
+        }
+    }
 }
 
 /// A configuration error, with where it is and how to fix it.
@@ -176,6 +197,14 @@ impl Config {
             )));
         }
         let cache_dir = file.server.cache_dir.map(|d| base.join(d));
+        let roots: Vec<PathBuf> = file.server.roots.iter().map(|r| base.join(r)).collect();
+        if let Some(bad) = roots.iter().find(|r| !r.is_dir()) {
+            return Err(ConfigError(format!(
+                "{}: [server] roots: {} is not a directory\nhow to fix: create it or correct the path (relative paths start at the configuration file)",
+                path.display(),
+                bad.display()
+            )));
+        }
 
         let mut plugins = Vec::new();
         for (name, section) in file.plugins {
@@ -271,6 +300,8 @@ impl Config {
         Ok(Config {
             page_size,
             cache_dir,
+            roots,
+            watch: file.server.watch.unwrap_or(true),
             plugins,
         })
     }

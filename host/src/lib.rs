@@ -5,7 +5,9 @@
 
 pub mod catalog;
 pub mod config;
+pub mod live;
 pub mod mcp;
 pub mod native;
 pub mod runtime;
+pub mod setup;
 pub mod transport;

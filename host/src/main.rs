@@ -8,10 +8,12 @@ use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 
 use palisade::catalog::Catalog;
-use palisade::config::{self, Config, Limits, PluginConfig, RootsAccess};
+use palisade::config::{Limits, PluginConfig, RootsAccess};
+use palisade::live;
 use palisade::mcp::Server;
 use palisade::runtime::sandbox::Root;
-use palisade::runtime::{CompileCache, Plugin, Runtime, inspect};
+use palisade::runtime::{CompileCache, Runtime, inspect};
+use palisade::setup::{self, ServeOptions};
 
 /// Palisade: an MCP server that runs every tool as a sandboxed WebAssembly component.
 ///
@@ -45,17 +47,21 @@ struct ServeArgs {
     /// read-only access to the --root directories. Repeatable.
     #[arg(long = "plugin", value_name = "FILE.wasm")]
     plugins: Vec<PathBuf>,
-    /// Expose this directory as a root, at /roots/<directory name> inside plugins granted roots.
-    /// Repeatable.
+    /// Expose this directory as a root, at /roots/<directory name> inside plugins granted roots,
+    /// for clients that give no roots of their own. Repeatable.
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
     /// Also serve `native_greet`, a tool compiled into the host: the baseline `palisade-bench`
     /// compares sandboxed calls against.
     #[arg(long)]
     native_baseline: bool,
-    /// Items per page of tools/list (overrides [server] page_size; default 50).
+    /// Items per page of every list (overrides [server] page_size; default 50).
     #[arg(long, value_name = "N")]
     page_size: Option<usize>,
+    /// Do not reload plugins and the configuration when their files change (overrides
+    /// [server] watch).
+    #[arg(long)]
+    no_watch: bool,
     #[command(flatten)]
     cache: CacheArgs,
 }
@@ -85,7 +91,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve(args).await,
             Command::Inspect { plugin, cache } => {
-                let name = name_from_file(&plugin);
+                let name = setup::name_from_file(&plugin);
                 let runtime = Runtime::new(cache_for(cache.cache_dir, None))?;
                 let config = PluginConfig {
                     name,
@@ -112,83 +118,43 @@ fn main() -> ExitCode {
 }
 
 async fn serve(args: ServeArgs) -> Result<()> {
-    let mut config = match &args.config {
-        Some(path) => Config::load(path)?,
-        None => Config {
-            page_size: config::DEFAULT_PAGE_SIZE,
-            cache_dir: None,
-            plugins: Vec::new(),
-        },
+    let options = ServeOptions {
+        config: args.config,
+        plugins: args.plugins,
+        roots: args.roots,
+        page_size: args.page_size,
+        cache_dir: args.cache.cache_dir,
+        native_baseline: args.native_baseline,
+        no_watch: args.no_watch,
     };
-    if let Some(page_size) = args.page_size {
-        anyhow::ensure!(page_size > 0, "--page-size must be at least 1");
-        config.page_size = page_size;
-    }
-    let mut cli_plugins = Vec::new();
-    for path in &args.plugins {
-        let name = name_from_file(path);
-        config::check_plugin_name(&name).map_err(|why| {
-            anyhow::anyhow!("--plugin {}: {why}; rename the file", path.display())
-        })?;
-        anyhow::ensure!(
-            !config.plugins.iter().any(|p| p.name == name),
-            "--plugin {}: a plugin named `{name}` is already loaded; rename the file",
-            path.display()
-        );
-        cli_plugins.push(name.clone());
-        config.plugins.push(PluginConfig {
-            prefix: name.clone(),
-            name,
-            path: path.clone(),
-            roots: RootsAccess::ReadOnly,
-            dirs: Vec::new(),
-            limits: Limits::default(),
-        });
-    }
-    if config.plugins.is_empty() {
+    let (config, wanted) = options.resolve()?;
+    if wanted.is_empty() {
         tracing::warn!(
             "no plugins: give --plugin FILE.wasm or a --config with [plugins.NAME] sections"
         );
     }
-    let roots = Root::from_dirs(&args.roots)?;
-    let runtime = Runtime::new(cache_for(args.cache.cache_dir, config.cache_dir.clone()))?;
-    let mut plugins = Vec::new();
-    for plugin in config.plugins {
-        // Say where the plugin was asked for, so the operator knows what to fix.
-        let origin = match (&args.config, cli_plugins.contains(&plugin.name)) {
-            (Some(file), false) => format!("{}: [plugins.{}]", file.display(), plugin.name),
-            _ => format!("--plugin {}", plugin.path.display()),
-        };
-        let plugin = Plugin::load(&runtime, plugin)
-            .await
-            .with_context(|| origin)?;
-        tracing::info!(
-            plugin = &*plugin.name,
-            tools = plugin.tools.len(),
-            "plugin loaded"
-        );
-        plugins.push(Arc::new(plugin));
-    }
-    let native = if args.native_baseline {
+    let roots = Root::from_dirs(&config.roots)?;
+    let runtime = Arc::new(Runtime::new(cache_for(
+        options.cache_dir.clone(),
+        config.cache_dir.clone(),
+    ))?);
+    let plugins = setup::load_all(&runtime, wanted).await?;
+    let native = if options.native_baseline {
         palisade::native::baseline_tools()
     } else {
         Vec::new()
     };
-    let catalog = Catalog::new(plugins, native).context("cannot serve these plugins together")?;
-    let server = Arc::new(Server {
-        catalog: Arc::new(catalog),
-        page_size: config.page_size,
-        roots: Arc::new(roots),
-    });
-    tracing::info!(tools = server.catalog.tools().len(), "serving MCP on stdio");
+    let catalog =
+        Catalog::new(plugins.clone(), native).context("cannot serve these plugins together")?;
+    let server = Server::new(catalog, config.page_size, roots);
+    if config.watch {
+        live::start(server.clone(), runtime, options, plugins)?;
+    }
+    tracing::info!(
+        tools = server.catalog().tools().len(),
+        "serving MCP on stdio"
+    );
     palisade::transport::stdio::serve(server).await
-}
-
-/// A plugin given as a file is named after the file's stem (`hello.wasm` → `hello`).
-fn name_from_file(path: &std::path::Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 fn cache_for(flag: Option<PathBuf>, configured: Option<PathBuf>) -> CompileCache {

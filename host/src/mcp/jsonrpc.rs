@@ -7,6 +7,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
+/// MCP: the resource asked for does not exist.
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,8 +49,11 @@ pub enum Incoming {
         method: String,
         params: Map<String, Value>,
     },
-    /// An answer to a request of ours.
-    Response { id: Value },
+    /// An answer to a request of ours: its result, or its error object.
+    Response {
+        id: Value,
+        outcome: Result<Value, Value>,
+    },
 }
 
 /// Parses one JSON value the client sent (not a batch). On failure, the error response to send.
@@ -100,9 +105,14 @@ pub fn parse_message(value: Value) -> Result<Incoming, Value> {
             None => Incoming::Notification { method, params },
         }),
         Some(_) => invalid("\"method\" must be a string"),
-        None if id_ok && (object.contains_key("result") || object.contains_key("error")) => {
-            Ok(Incoming::Response { id: reply_id })
-        }
+        None if id_ok && object.contains_key("result") => Ok(Incoming::Response {
+            id: reply_id,
+            outcome: Ok(object.remove("result").unwrap_or(Value::Null)),
+        }),
+        None if id_ok && object.contains_key("error") => Ok(Incoming::Response {
+            id: reply_id,
+            outcome: Err(object.remove("error").unwrap_or(Value::Null)),
+        }),
         None => invalid("not a request, a notification or a response: \"method\" is missing"),
     }
 }

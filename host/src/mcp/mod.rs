@@ -1,37 +1,163 @@
 //! The Model Context Protocol: JSON-RPC framing, revisions, sessions and the wire shapes of results.
 
 pub mod jsonrpc;
+mod lists;
+mod methods;
+mod plugin_events;
+pub mod roots;
 pub mod session;
 pub mod version;
 pub mod wire;
 
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use serde_json::{Map, Value, json};
+use tokio::sync::{broadcast, mpsc};
 
 use crate::catalog::Catalog;
+use crate::runtime::bindings::host::ListKind;
 use crate::runtime::sandbox::Root;
-use jsonrpc::RpcError;
 use version::ProtocolVersion;
 
 pub use session::{Outbox, Session};
 
-/// What every session of this process serves.
+/// Something every session may have to tell its client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    ListChanged(ListKind),
+    ResourceUpdated(String),
+}
+
+/// How the server reaches the live reloader.
+pub struct LiveHooks {
+    /// Plugins that asked to be listed again.
+    pub relist: mpsc::UnboundedSender<Arc<str>>,
+    /// Directories with files behind resources, to watch.
+    pub watch: mpsc::UnboundedSender<PathBuf>,
+}
+
+/// What every session of this process serves. The catalog is replaced as a whole when plugins
+/// or the configuration change; a request keeps the catalog it started with.
 pub struct Server {
-    pub catalog: Arc<Catalog>,
+    catalog: RwLock<Arc<Catalog>>,
     pub page_size: usize,
-    /// Roots given on the command line (until the client gives its own).
+    /// Roots from `--root` and the configuration, for sessions whose client gives none.
     pub roots: Arc<Vec<Root>>,
+    changes: broadcast::Sender<Change>,
+    /// Host files behind resources (as the plugins listed them), to the URIs they back.
+    resource_files: RwLock<HashMap<PathBuf, BTreeSet<String>>>,
+    /// The live reloader, when it runs.
+    live: RwLock<Option<LiveHooks>>,
 }
 
 impl Server {
-    fn initialize_result(&self, version: ProtocolVersion) -> Value {
-        let mut capabilities = Map::new();
-        if self.catalog.plugins.iter().any(|p| p.exports.tools) || !self.catalog.tools().is_empty()
-        {
-            // No `listChanged`: the tool list does not change while the server runs.
-            capabilities.insert("tools".into(), json!({}));
+    pub fn new(catalog: Catalog, page_size: usize, roots: Vec<Root>) -> Arc<Server> {
+        Arc::new(Server {
+            catalog: RwLock::new(Arc::new(catalog)),
+            page_size,
+            roots: Arc::new(roots),
+            changes: broadcast::channel(256).0,
+            resource_files: RwLock::new(HashMap::new()),
+            live: RwLock::new(None),
+        })
+    }
+
+    /// The catalog as it is now.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Serves `catalog` from now on, and tells clients which lists changed.
+    pub fn replace_catalog(&self, catalog: Catalog) {
+        let old = std::mem::replace(
+            &mut *self.catalog.write().unwrap_or_else(|e| e.into_inner()),
+            Arc::new(catalog),
+        );
+        let new = self.catalog();
+        for kind in lists::changed_lists(&old, &new) {
+            self.announce(Change::ListChanged(kind));
         }
+    }
+
+    /// Tells every session about `change`.
+    pub fn announce(&self, change: Change) {
+        tracing::debug!(?change, "announcing");
+        // No receiver means no session is listening; nothing is lost.
+        let _ = self.changes.send(change);
+    }
+
+    pub fn subscribe_changes(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    /// Connects the live reloader.
+    pub fn set_live_hooks(&self, hooks: LiveHooks) {
+        *self.live.write().unwrap_or_else(|e| e.into_inner()) = Some(hooks);
+    }
+
+    fn request_relist(&self, plugin: Arc<str>) {
+        match &*self.live.read().unwrap_or_else(|e| e.into_inner()) {
+            Some(live) => {
+                let _ = live.relist.send(plugin);
+            }
+            None => tracing::debug!(%plugin, "list change ignored: live reload is off"),
+        }
+    }
+
+    /// Remembers which host files back which resource URIs, and has their directories watched.
+    pub fn record_resource_files(&self, files: impl IntoIterator<Item = (PathBuf, String)>) {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        let mut map = self
+            .resource_files
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        for (file, uri) in files {
+            if let (Some(live), Some(dir)) = (&*live, file.parent()) {
+                let _ = live.watch.send(dir.to_path_buf());
+            }
+            map.entry(file).or_default().insert(uri);
+        }
+    }
+
+    /// A host file changed: tell subscribers of the resources it backs.
+    pub fn file_changed(&self, path: &Path) {
+        let uris = self
+            .resource_files
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(path)
+            .cloned()
+            .unwrap_or_default();
+        for uri in uris {
+            self.announce(Change::ResourceUpdated(uri));
+        }
+    }
+
+    fn initialize_result(&self, version: ProtocolVersion) -> Value {
+        let catalog = self.catalog();
+        let mut capabilities = Map::new();
+        // Lists can change while the server runs: plugins and the configuration are reloaded.
+        if catalog.plugins.iter().any(|p| p.exports.tools) || !catalog.tools().is_empty() {
+            capabilities.insert("tools".into(), json!({ "listChanged": true }));
+        }
+        if catalog.has_resources() {
+            capabilities.insert(
+                "resources".into(),
+                json!({ "subscribe": true, "listChanged": true }),
+            );
+        }
+        if !catalog.prompts().is_empty() {
+            capabilities.insert("prompts".into(), json!({ "listChanged": true }));
+        }
+        if catalog.has_completions() && version >= ProtocolVersion::V2025_03_26 {
+            capabilities.insert("completions".into(), json!({}));
+        }
+        capabilities.insert("logging".into(), json!({}));
         let mut server_info = json!({ "name": "palisade", "version": env!("CARGO_PKG_VERSION") });
         if version >= ProtocolVersion::V2025_06_18 {
             server_info["title"] = "Palisade".into();
@@ -40,34 +166,9 @@ impl Server {
             "protocolVersion": version.as_str(),
             "capabilities": capabilities,
             "serverInfo": server_info,
-            "instructions": "Tools from sandboxed WebAssembly plugins. Tool names start with the \
-                             plugin's name; a tool that hits a limit reports which one.",
+            "instructions": "Tools, resources and prompts from sandboxed WebAssembly plugins. Tool \
+                             and prompt names start with the plugin's name; a tool that hits a \
+                             limit reports which one.",
         })
-    }
-
-    fn list_tools(
-        &self,
-        params: &Map<String, Value>,
-        version: ProtocolVersion,
-    ) -> Result<Value, RpcError> {
-        let cursor = match params.get("cursor") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(c)) => Some(c.as_str()),
-            Some(_) => return Err(RpcError::invalid_params("params.cursor must be a string")),
-        };
-        let (page, next) = self
-            .catalog
-            .tools_page(cursor, self.page_size)
-            .map_err(|_| {
-                RpcError::invalid_params(
-                    "invalid cursor: pass a nextCursor this server returned, or none",
-                )
-            })?;
-        let tools: Vec<Value> = page.iter().map(|t| wire::tool(t, version)).collect();
-        let mut result = json!({ "tools": tools });
-        if let Some(next) = next {
-            result["nextCursor"] = next.into();
-        }
-        Ok(result)
     }
 }

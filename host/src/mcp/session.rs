@@ -1,19 +1,22 @@
 //! One client's session: the handshake, dispatch of requests (concurrently), cancellation, and the
 //! order rules of the lifecycle. Transports feed it messages and write out what it sends.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RpcError};
+use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
+use super::plugin_events::LogGate;
 use super::version::ProtocolVersion;
-use super::{Server, wire};
-use crate::catalog::Backend;
-use crate::runtime::{CallContext, CallError, PluginEvent};
+use super::{Change, Server, roots};
+use crate::runtime::bindings::host::{ListKind, LogLevel};
+use crate::runtime::sandbox::Root;
 
 /// Where a session's outgoing messages go; the transport drains it.
 pub type Outbox = mpsc::UnboundedSender<Value>;
@@ -21,24 +24,63 @@ pub type Outbox = mpsc::UnboundedSender<Value>;
 /// The work of one request: its response, or `None` when it gets none (cancelled).
 type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
 
+/// How long the server waits for the client to answer one of its requests.
+const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a call for a plugin granted roots waits for the client's first `roots/list` answer.
+const FIRST_ROOTS_WAIT: Duration = Duration::from_secs(5);
+
 pub struct Session {
-    server: Arc<Server>,
+    pub(super) server: Arc<Server>,
     outbox: Outbox,
     version: Mutex<Option<ProtocolVersion>>,
     /// Requests being served, by id, so `notifications/cancelled` can stop them.
     in_flight: Mutex<HashMap<String, CancellationToken>>,
     tasks: TaskTracker,
+    /// Ends the session's background tasks.
+    closed: CancellationToken,
+    /// Whether the client declared the `roots` capability.
+    client_has_roots: std::sync::atomic::AtomicBool,
+    /// The roots calls get: the client's, or the server's when the client gives none.
+    roots: RwLock<Arc<Vec<Root>>>,
+    /// `true` once the roots are known (at once, unless the client declared `roots`).
+    roots_ready: watch::Sender<bool>,
+    /// Requests of ours waiting for the client's answer, by id.
+    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, Value>>>>,
+    next_request_id: AtomicU64,
+    /// The client's `logging/setLevel`.
+    pub(super) log_level: Mutex<LogLevel>,
+    pub(super) log_gate: LogGate,
+    /// Resource URIs the client subscribed to.
+    pub(super) subscriptions: Mutex<HashSet<String>>,
 }
 
 impl Session {
     pub fn new(server: Arc<Server>, outbox: Outbox) -> Arc<Session> {
-        Arc::new(Session {
+        let changes = server.subscribe_changes();
+        let session = Arc::new(Session {
+            roots: RwLock::new(server.roots.clone()),
             server,
             outbox,
             version: Mutex::new(None),
             in_flight: Mutex::new(HashMap::new()),
             tasks: TaskTracker::new(),
-        })
+            closed: CancellationToken::new(),
+            client_has_roots: Default::default(),
+            roots_ready: watch::channel(false).0,
+            pending: Mutex::new(HashMap::new()),
+            next_request_id: AtomicU64::new(1),
+            // No level set: info and above, as most servers do.
+            log_level: Mutex::new(LogLevel::Info),
+            log_gate: LogGate::default(),
+            subscriptions: Mutex::new(HashSet::new()),
+        });
+        tokio::spawn(forward_changes(
+            Arc::downgrade(&session),
+            changes,
+            session.closed.clone(),
+        ));
+        session
     }
 
     /// The negotiated revision, once `initialize` was answered.
@@ -74,6 +116,7 @@ impl Session {
     pub async fn drain(&self) {
         self.tasks.close();
         self.tasks.wait().await;
+        self.closed.cancel();
     }
 
     /// JSON-RPC batches exist only in 2025-03-26; elsewhere an array is an invalid request.
@@ -113,8 +156,18 @@ impl Session {
                 self.notification(&method, &params);
                 return None;
             }
-            Ok(Incoming::Response { id }) => {
-                tracing::debug!(%id, "ignoring a response to a request this server never sent");
+            Ok(Incoming::Response { id, outcome }) => {
+                let waiting = self
+                    .pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&id.to_string());
+                match waiting {
+                    Some(waiting) => {
+                        let _ = waiting.send(outcome);
+                    }
+                    None => tracing::debug!(%id, "ignoring a response to no request of ours"),
+                }
                 return None;
             }
             Err(error) => {
@@ -173,7 +226,7 @@ impl Session {
         }))
     }
 
-    fn notification(&self, method: &str, params: &Map<String, Value>) {
+    fn notification(self: &Arc<Self>, method: &str, params: &Map<String, Value>) {
         if self.version().is_none() {
             tracing::debug!(method, "ignoring a notification before initialize");
             return;
@@ -199,7 +252,19 @@ impl Session {
                     None => tracing::debug!(%id, "cancellation for no request in flight"),
                 }
             }
-            "notifications/initialized" => tracing::debug!("client initialized"),
+            "notifications/initialized" => {
+                tracing::debug!("client initialized");
+                if self.client_has_roots.load(Ordering::Relaxed) {
+                    self.refresh_roots();
+                }
+            }
+            "notifications/roots/list_changed" => {
+                if self.client_has_roots.load(Ordering::Relaxed) {
+                    self.refresh_roots();
+                } else {
+                    tracing::debug!("roots/list_changed from a client that declared no roots");
+                }
+            }
             other => tracing::debug!(method = other, "ignoring notification"),
         }
     }
@@ -228,158 +293,132 @@ impl Session {
             .and_then(Value::as_str)
             .unwrap_or("unknown");
         tracing::info!(client, requested, negotiated = %negotiated, "initialize");
+        let has_roots = params
+            .get("capabilities")
+            .and_then(|c| c.get("roots"))
+            .is_some_and(Value::is_object);
+        self.client_has_roots.store(has_roots, Ordering::Relaxed);
+        if !has_roots {
+            self.roots_ready.send_replace(true);
+        }
         *version = Some(negotiated);
         Ok(self.server.initialize_result(negotiated))
     }
 
-    async fn request(
-        &self,
-        version: ProtocolVersion,
-        method: &str,
-        params: Map<String, Value>,
-        cancelled: CancellationToken,
-    ) -> Result<Value, RpcError> {
-        match method {
-            "ping" => Ok(json!({})),
-            "tools/list" => self.server.list_tools(&params, version),
-            "tools/call" => self.call_tool(version, params, cancelled).await,
-            _ => Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                format!("method not found: {method}"),
-            )),
-        }
-    }
-
-    async fn call_tool(
-        &self,
-        version: ProtocolVersion,
-        params: Map<String, Value>,
-        cancelled: CancellationToken,
-    ) -> Result<Value, RpcError> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| RpcError::invalid_params("params.name must be a string"))?;
-        let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(Value::Object(a)) => Value::Object(a.clone()),
-            Some(_) => {
-                return Err(RpcError::invalid_params(
-                    "params.arguments must be an object",
-                ));
-            }
-        };
-        let tool = self
-            .server
-            .catalog
-            .tool(name)
-            .ok_or_else(|| RpcError::invalid_params(format!("unknown tool: {name}")))?;
-        if let Err(errors) = tool.validate(&arguments) {
-            return Ok(wire::call_error(&format!(
-                "invalid arguments for `{name}`:\n{errors}"
-            )));
-        }
-        let progress_token = params
-            .get("_meta")
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-            .cloned();
-        let (events, forwarder) = match progress_token {
-            Some(token) => {
-                let (tx, rx) = mpsc::unbounded_channel();
-                let forwarder =
-                    tokio::spawn(forward_progress(token, rx, self.outbox.clone(), version));
-                (Some(tx), Some(forwarder))
-            }
-            None => (None, None),
-        };
-        let call = CallContext {
-            cancelled,
-            roots: self.server.roots.clone(),
-            events,
-        };
-        let result = match &tool.backend {
-            Backend::Plugin(plugin) => {
-                plugin
-                    .call_tool(tool.tool.name.clone(), arguments.to_string(), call)
-                    .await
-            }
-            Backend::Native(run) => Ok(run(&arguments)),
-        };
-        // The call's store, and with it the progress sender, is gone: let the forwarder flush so
-        // no progress notification follows the response.
-        if let Some(forwarder) = forwarder {
-            let _ = forwarder.await;
-        }
-        match result {
-            Ok(result) => Ok(wire::call_result(&result, version)),
-            Err(CallError::Plugin(e)) => Ok(wire::call_error(&e.message)),
-            Err(CallError::Stopped(why)) => Ok(wire::call_error(&format!(
-                "{why}. The plugin was stopped; the server is fine and other calls go on."
-            ))),
-            Err(CallError::Host(e)) => {
-                tracing::error!(tool = name, "host failure: {e:#}");
-                Err(RpcError::new(
-                    INTERNAL_ERROR,
-                    format!("host failure: {e:#}"),
-                ))
-            }
-        }
-    }
-
-    fn send(&self, message: Value) {
+    pub(super) fn send(&self, message: Value) {
         // A closed outbox means the transport is gone; there is no one left to tell.
         let _ = self.outbox.send(message);
+    }
+
+    /// Sends a request to the client and waits for its answer: the result, or why there is none.
+    pub(super) async fn ask_client(&self, method: &str, params: Value) -> Result<Value, String> {
+        let id = format!(
+            "palisade-{}",
+            self.next_request_id.fetch_add(1, Ordering::Relaxed)
+        );
+        let (tx, rx) = oneshot::channel();
+        let key = Value::String(id.clone()).to_string();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), tx);
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let outcome = tokio::select! {
+            answer = rx => match answer {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(error)) => Err(format!("the client answered {method} with an error: {error}")),
+                Err(_) => Err(format!("{method}: the session ended")),
+            },
+            _ = tokio::time::sleep(CLIENT_REQUEST_TIMEOUT) => {
+                Err(format!("the client did not answer {method} within {CLIENT_REQUEST_TIMEOUT:?}"))
+            }
+            _ = self.closed.cancelled() => Err(format!("{method}: the session ended")),
+        };
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key);
+        outcome
+    }
+
+    /// Asks the client for its roots; calls that start after the answer see them.
+    fn refresh_roots(self: &Arc<Self>) {
+        let session = self.clone();
+        tokio::spawn(async move {
+            match session.ask_client("roots/list", json!({})).await {
+                Ok(result) => {
+                    let roots = roots::from_client(&result);
+                    *session.roots.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(roots);
+                }
+                Err(why) => tracing::warn!("cannot get the client's roots: {why}"),
+            }
+            session.roots_ready.send_replace(true);
+        });
+    }
+
+    /// The roots a call starting now gets; for the first calls, after the client's answer.
+    pub(super) async fn current_roots(&self) -> Arc<Vec<Root>> {
+        let mut ready = self.roots_ready.subscribe();
+        let _ = tokio::time::timeout(FIRST_ROOTS_WAIT, ready.wait_for(|r| *r)).await;
+        self.roots.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Tells the client about list changes and updates of resources it subscribed to, from the
+/// moment it is initialized until the session ends.
+async fn forward_changes(
+    session: Weak<Session>,
+    mut changes: broadcast::Receiver<Change>,
+    closed: CancellationToken,
+) {
+    loop {
+        let change = tokio::select! {
+            change = changes.recv() => change,
+            _ = closed.cancelled() => return,
+        };
+        let Some(session) = session.upgrade() else {
+            return;
+        };
+        if session.version().is_none() {
+            continue;
+        }
+        let list_changed = |kind: ListKind| {
+            let method = match kind {
+                ListKind::Tools => "notifications/tools/list_changed",
+                ListKind::Resources => "notifications/resources/list_changed",
+                ListKind::Prompts => "notifications/prompts/list_changed",
+            };
+            session.send(jsonrpc::notification(method, json!({})));
+        };
+        match change {
+            Ok(Change::ListChanged(kind)) => list_changed(kind),
+            Ok(Change::ResourceUpdated(uri)) => {
+                let subscribed = session
+                    .subscriptions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&uri);
+                if subscribed {
+                    session.send(jsonrpc::notification(
+                        "notifications/resources/updated",
+                        json!({ "uri": uri }),
+                    ));
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                // Too many changes at once: say everything may have changed.
+                tracing::warn!(
+                    missed,
+                    "session fell behind on changes; sending every list_changed"
+                );
+                for kind in [ListKind::Tools, ListKind::Resources, ListKind::Prompts] {
+                    list_changed(kind);
+                }
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
     }
 }
 
 /// How long a cancelled request may go on to stop cleanly before it is dropped.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
-
-/// Smallest gap between two progress notifications for one request.
-const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// Turns a plugin's progress reports into `notifications/progress`: increasing values only, at
-/// most one per [`PROGRESS_INTERVAL`] (the last report always goes out).
-async fn forward_progress(
-    token: Value,
-    mut events: mpsc::UnboundedReceiver<PluginEvent>,
-    outbox: Outbox,
-    version: ProtocolVersion,
-) {
-    let mut last_value = f64::NEG_INFINITY;
-    let mut last_sent = None::<tokio::time::Instant>;
-    let mut pending = None;
-    let notify = |progress: f64, total: Option<f64>, message: Option<String>| {
-        let mut params = json!({ "progressToken": token, "progress": progress });
-        if let Some(total) = total {
-            params["total"] = total.into();
-        }
-        if let (Some(message), true) = (message, version >= ProtocolVersion::V2025_03_26) {
-            params["message"] = message.into();
-        }
-        let _ = outbox.send(jsonrpc::notification("notifications/progress", params));
-    };
-    while let Some(PluginEvent::Progress {
-        progress,
-        total,
-        message,
-    }) = events.recv().await
-    {
-        if !progress.is_finite() || progress <= last_value {
-            continue;
-        }
-        last_value = progress;
-        let now = tokio::time::Instant::now();
-        if last_sent.is_some_and(|t| now - t < PROGRESS_INTERVAL) {
-            pending = Some((progress, total, message));
-            continue;
-        }
-        last_sent = Some(now);
-        pending = None;
-        notify(progress, total, message);
-    }
-    if let Some((progress, total, message)) = pending {
-        notify(progress, total, message);
-    }
-}

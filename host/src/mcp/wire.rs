@@ -6,7 +6,10 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
 use super::version::ProtocolVersion as V;
-use crate::catalog::CatalogTool;
+use crate::catalog::{CatalogPrompt, CatalogTool};
+use crate::runtime::bindings::completion::CompletionResult;
+use crate::runtime::bindings::prompts::PromptResult;
+use crate::runtime::bindings::resources::{Resource, ResourceTemplate};
 use crate::runtime::bindings::tools::{CallResult, ToolAnnotations};
 use crate::runtime::bindings::types::{
     Annotations, ContentBlock, Icon, IconTheme, MediaContent, ResourceBody, ResourceContents, Role,
@@ -38,6 +41,104 @@ pub fn tool(entry: &CatalogTool, v: V) -> Value {
         put_icons(&mut out, &t.icons);
     }
     Value::Object(out)
+}
+
+/// A resource for `resources/list`.
+pub fn resource(r: &Resource, v: V) -> Value {
+    let mut out = Map::new();
+    out.insert("uri".into(), r.uri.clone().into());
+    out.insert("name".into(), r.name.clone().into());
+    put_opt(&mut out, "description", r.description.clone());
+    put_opt(&mut out, "mimeType", r.mime_type.clone());
+    put_opt(&mut out, "size", r.size);
+    put_annotations(&mut out, r.annotations.as_ref(), v);
+    put_descriptor_extras(&mut out, r.title.clone(), r.meta.as_deref(), &r.icons, v);
+    Value::Object(out)
+}
+
+/// A resource template for `resources/templates/list`.
+pub fn resource_template(t: &ResourceTemplate, v: V) -> Value {
+    let mut out = Map::new();
+    out.insert("uriTemplate".into(), t.uri_template.clone().into());
+    out.insert("name".into(), t.name.clone().into());
+    put_opt(&mut out, "description", t.description.clone());
+    put_opt(&mut out, "mimeType", t.mime_type.clone());
+    put_annotations(&mut out, t.annotations.as_ref(), v);
+    put_descriptor_extras(&mut out, t.title.clone(), t.meta.as_deref(), &t.icons, v);
+    Value::Object(out)
+}
+
+/// A prompt for `prompts/list`.
+pub fn prompt(entry: &CatalogPrompt, v: V) -> Value {
+    let p = &entry.prompt;
+    let mut out = Map::new();
+    out.insert("name".into(), entry.public_name.clone().into());
+    put_opt(&mut out, "description", p.description.clone());
+    if !p.arguments.is_empty() {
+        let arguments: Vec<Value> = p
+            .arguments
+            .iter()
+            .map(|a| {
+                let mut arg = Map::new();
+                arg.insert("name".into(), a.name.clone().into());
+                put_opt(&mut arg, "description", a.description.clone());
+                arg.insert("required".into(), a.required.into());
+                if v >= V::V2025_06_18 {
+                    put_opt(&mut arg, "title", a.title.clone());
+                }
+                Value::Object(arg)
+            })
+            .collect();
+        out.insert("arguments".into(), arguments.into());
+    }
+    put_descriptor_extras(&mut out, p.title.clone(), p.meta.as_deref(), &p.icons, v);
+    Value::Object(out)
+}
+
+/// The result of `prompts/get`.
+pub fn prompt_result(result: &PromptResult, v: V) -> Value {
+    let messages: Vec<Value> = result
+        .messages
+        .iter()
+        .map(|m| json!({ "role": role(m.role), "content": content_block(&m.content, v) }))
+        .collect();
+    let mut out = Map::new();
+    put_opt(&mut out, "description", result.description.clone());
+    out.insert("messages".into(), messages.into());
+    put_meta(&mut out, result.meta.as_deref());
+    Value::Object(out)
+}
+
+/// Most values a `completion/complete` answer may carry.
+pub const MAX_COMPLETION_VALUES: usize = 100;
+
+/// The result of `completion/complete`, cut to [`MAX_COMPLETION_VALUES`].
+pub fn completion_result(result: &CompletionResult) -> Value {
+    let values: Vec<&String> = result.values.iter().take(MAX_COMPLETION_VALUES).collect();
+    let has_more = result.has_more || result.values.len() > MAX_COMPLETION_VALUES;
+    let total = result
+        .total
+        .map(|t| t as usize)
+        .unwrap_or(result.values.len())
+        .max(result.values.len());
+    json!({ "completion": { "values": values, "total": total, "hasMore": has_more } })
+}
+
+/// `title` (2025-06-18), `_meta` (2025-06-18) and `icons` (2025-11-25) of a listed item.
+fn put_descriptor_extras(
+    out: &mut Map<String, Value>,
+    title: Option<String>,
+    meta: Option<&str>,
+    icons: &[Icon],
+    v: V,
+) {
+    if v >= V::V2025_06_18 {
+        put_opt(out, "title", title);
+        put_meta(out, meta);
+    }
+    if v >= V::V2025_11_25 {
+        put_icons(out, icons);
+    }
 }
 
 fn tool_annotations(a: &ToolAnnotations) -> Value {

@@ -20,7 +20,8 @@ pub struct CallContext {
     pub cancelled: CancellationToken,
     /// The roots of the client (or `--root`), visible when the plugin's grant allows.
     pub roots: Arc<Vec<Root>>,
-    /// Where the plugin's progress reports and logs go, if the request wants them.
+    /// Where the plugin's progress reports, logs and notifications go, when a client session
+    /// made the call (not at load).
     pub events: Option<mpsc::UnboundedSender<PluginEvent>>,
 }
 
@@ -32,6 +33,21 @@ pub enum PluginEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    Log {
+        level: LogLevel,
+        message: String,
+    },
+    ResourceUpdated(String),
+    ListChanged(ListKind),
+}
+
+impl StoreState {
+    fn report(&self, event: PluginEvent) {
+        if let Some(events) = &self.call.events {
+            // The receiver enforces ordering and rate; a closed channel means the request ended.
+            let _ = events.send(event);
+        }
+    }
 }
 
 impl host::Host for StoreState {
@@ -45,6 +61,7 @@ impl host::Host for StoreState {
             LogLevel::Warning => tracing::warn!(target: "palisade::plugin", plugin, "{message}"),
             _ => tracing::error!(target: "palisade::plugin", plugin, "{message}"),
         }
+        self.report(PluginEvent::Log { level, message });
         Ok(())
     }
 
@@ -54,14 +71,11 @@ impl host::Host for StoreState {
         total: Option<f64>,
         message: Option<String>,
     ) -> wasmtime::Result<()> {
-        if let Some(events) = &self.call.events {
-            // The receiver enforces ordering and rate; a closed channel means the request ended.
-            let _ = events.send(PluginEvent::Progress {
-                progress,
-                total,
-                message,
-            });
-        }
+        self.report(PluginEvent::Progress {
+            progress,
+            total,
+            message,
+        });
         Ok(())
     }
 
@@ -113,6 +127,7 @@ impl host::Host for StoreState {
             uri,
             "plugin reports a resource update"
         );
+        self.report(PluginEvent::ResourceUpdated(uri));
         Ok(())
     }
 
@@ -122,6 +137,7 @@ impl host::Host for StoreState {
             ?kind,
             "plugin reports a list change"
         );
+        self.report(PluginEvent::ListChanged(kind));
         Ok(())
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
+use sha2::Digest as _;
 use wasmtime::component::{
     Component, HasSelf, Instance, InstancePre, Linker, ResourceTable, ResourceType,
     types::ComponentItem,
@@ -66,11 +67,37 @@ pub struct Plugin {
     pub name: Arc<str>,
     pub config: PluginConfig,
     pub exports: Exports,
-    /// The tools it listed when loaded.
+    /// SHA-256 of the component file, to tell whether a changed file is a new version.
+    pub wasm_sha256: [u8; 32],
+    /// What it listed when loaded. Resources with fixed URIs are listed again on every
+    /// `resources/list`; the rest only changes with a new version of the plugin.
     pub tools: Vec<tools::Tool>,
+    pub resources: Vec<resources::Resource>,
+    pub templates: Vec<resources::ResourceTemplate>,
+    pub prompts: Vec<prompts::Prompt>,
+    pub completable: Vec<completion::CompletionRef>,
     grants: Arc<Grants>,
     pre: InstancePre<StoreState>,
-    tools_exports: Option<tools::GuestIndices>,
+    guest: GuestExports,
+}
+
+/// Where each exported interface lives in the component, for the ones it exports.
+#[derive(Clone)]
+struct GuestExports {
+    tools: Option<tools::GuestIndices>,
+    resources: Option<resources::GuestIndices>,
+    prompts: Option<prompts::GuestIndices>,
+    completion: Option<completion::GuestIndices>,
+}
+
+/// Everything a plugin lists, read at load in a single instance.
+#[derive(Default)]
+struct Listing {
+    tools: Vec<tools::Tool>,
+    resources: Vec<resources::Resource>,
+    templates: Vec<resources::ResourceTemplate>,
+    prompts: Vec<prompts::Prompt>,
+    completable: Vec<completion::CompletionRef>,
 }
 
 impl Plugin {
@@ -90,12 +117,17 @@ impl Plugin {
             })?;
         let pre = link(&runtime.engine, &component)
             .with_context(|| format!("plugin `{name}`: cannot link its imports"))?;
-        let tools_exports = tools::GuestIndices::new(&pre).ok();
+        let guest = GuestExports {
+            tools: tools::GuestIndices::new(&pre).ok(),
+            resources: resources::GuestIndices::new(&pre).ok(),
+            prompts: prompts::GuestIndices::new(&pre).ok(),
+            completion: completion::GuestIndices::new(&pre).ok(),
+        };
         let exports = Exports {
-            tools: tools_exports.is_some(),
-            resources: resources::GuestIndices::new(&pre).is_ok(),
-            prompts: prompts::GuestIndices::new(&pre).is_ok(),
-            completion: completion::GuestIndices::new(&pre).is_ok(),
+            tools: guest.tools.is_some(),
+            resources: guest.resources.is_some(),
+            prompts: guest.prompts.is_some(),
+            completion: guest.completion.is_some(),
         };
         anyhow::ensure!(
             exports != Exports::default(),
@@ -111,23 +143,64 @@ impl Plugin {
             name,
             config,
             exports,
+            wasm_sha256: sha2::Sha256::digest(&wasm).into(),
             tools: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            completable: Vec::new(),
             grants,
             pre,
-            tools_exports,
+            guest,
         };
-        if let Some(indices) = plugin.tools_exports.clone() {
-            plugin.tools = plugin
-                .run(CallContext::default(), async move |store, instance| {
-                    let guest = indices.load(&mut *store, instance)?;
-                    guest.call_list_tools(store).await
-                })
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!("plugin `{}`: listing its tools failed: {}", plugin.name, e)
-                })?;
-        }
+        let listing = plugin.list_everything().await.map_err(|e| {
+            anyhow::anyhow!(
+                "plugin `{}`: listing what it offers failed: {e}",
+                plugin.name
+            )
+        })?;
+        plugin.tools = listing.tools;
+        plugin.resources = listing.resources;
+        plugin.templates = listing.templates;
+        plugin.prompts = listing.prompts;
+        plugin.completable = listing.completable;
         Ok(plugin)
+    }
+
+    /// The host file behind `guest_path` as this plugin sees it with `roots`, if granted.
+    pub fn host_path(
+        &self,
+        guest_path: &str,
+        roots: &[super::sandbox::Root],
+    ) -> Option<std::path::PathBuf> {
+        self.grants.host_path(guest_path, roots)
+    }
+
+    /// Every list the plugin's exports offer, from one instance.
+    async fn list_everything(&self) -> Result<Listing, CallError> {
+        let guest = self.guest.clone();
+        self.run(CallContext::default(), async move |store, instance| {
+            let mut listing = Listing::default();
+            if let Some(indices) = &guest.tools {
+                let tools = indices.load(&mut *store, instance)?;
+                listing.tools = tools.call_list_tools(&mut *store).await?;
+            }
+            if let Some(indices) = &guest.resources {
+                let resources = indices.load(&mut *store, instance)?;
+                listing.resources = resources.call_list_resources(&mut *store).await?;
+                listing.templates = resources.call_list_resource_templates(&mut *store).await?;
+            }
+            if let Some(indices) = &guest.prompts {
+                let prompts = indices.load(&mut *store, instance)?;
+                listing.prompts = prompts.call_list_prompts(&mut *store).await?;
+            }
+            if let Some(indices) = &guest.completion {
+                let completion = indices.load(&mut *store, instance)?;
+                listing.completable = completion.call_completable(&mut *store).await?;
+            }
+            Ok(listing)
+        })
+        .await
     }
 
     /// Calls the tool `name` (the plugin's own name) with `arguments` (JSON text) in a fresh
@@ -138,14 +211,77 @@ impl Plugin {
         arguments: String,
         call: CallContext,
     ) -> Result<tools::CallResult, CallError> {
-        let indices = self
-            .tools_exports
-            .clone()
-            .ok_or_else(|| CallError::Host(anyhow::anyhow!("plugin exports no tools")))?;
+        let indices = exported(&self.guest.tools, "tools")?;
         let result = self
             .run(call, async move |store, instance| {
                 let guest = indices.load(&mut *store, instance)?;
                 guest.call_call_tool(store, &name, &arguments).await
+            })
+            .await?;
+        result.map_err(CallError::Plugin)
+    }
+
+    /// Lists the resources with fixed URIs, as they are now.
+    pub async fn list_resources(
+        &self,
+        call: CallContext,
+    ) -> Result<Vec<resources::Resource>, CallError> {
+        let indices = exported(&self.guest.resources, "resources")?;
+        self.run(call, async move |store, instance| {
+            let guest = indices.load(&mut *store, instance)?;
+            guest.call_list_resources(store).await
+        })
+        .await
+    }
+
+    /// Reads the resource at `uri`.
+    pub async fn read_resource(
+        &self,
+        uri: String,
+        call: CallContext,
+    ) -> Result<Vec<types::ResourceContents>, CallError> {
+        let indices = exported(&self.guest.resources, "resources")?;
+        let result = self
+            .run(call, async move |store, instance| {
+                let guest = indices.load(&mut *store, instance)?;
+                guest.call_read_resource(store, &uri).await
+            })
+            .await?;
+        result.map_err(CallError::Plugin)
+    }
+
+    /// Fills in the prompt `name` (the plugin's own name).
+    pub async fn get_prompt(
+        &self,
+        name: String,
+        arguments: Vec<(String, String)>,
+        call: CallContext,
+    ) -> Result<prompts::PromptResult, CallError> {
+        let indices = exported(&self.guest.prompts, "prompts")?;
+        let result = self
+            .run(call, async move |store, instance| {
+                let guest = indices.load(&mut *store, instance)?;
+                guest.call_get_prompt(store, &name, &arguments).await
+            })
+            .await?;
+        result.map_err(CallError::Plugin)
+    }
+
+    /// Suggests values for an argument of a prompt or resource template.
+    pub async fn complete(
+        &self,
+        target: completion::CompletionRef,
+        argument: (String, String),
+        context: Vec<(String, String)>,
+        call: CallContext,
+    ) -> Result<completion::CompletionResult, CallError> {
+        let indices = exported(&self.guest.completion, "completion")?;
+        let result = self
+            .run(call, async move |store, instance| {
+                let guest = indices.load(&mut *store, instance)?;
+                guest
+                    .call_complete(store, &target, &argument.0, &argument.1, &context)
+                    .await
             })
             .await?;
         result.map_err(CallError::Plugin)
@@ -220,6 +356,15 @@ impl Plugin {
             ))),
         }
     }
+}
+
+/// The indices of an export the caller expects the plugin to have.
+fn exported<T: Clone>(indices: &Option<T>, interface: &str) -> Result<T, CallError> {
+    indices.clone().ok_or_else(|| {
+        CallError::Host(anyhow::anyhow!(
+            "the plugin does not export palisade:plugin/{interface}"
+        ))
+    })
 }
 
 /// Interface packages the linker provides. WASI's are matched by semver (a plugin built against
@@ -348,6 +493,34 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
                     tool.description.as_deref().unwrap_or("(no description)")
                 )?;
                 writeln!(out, "    input schema: {}", tool.input_schema)?;
+            }
+            writeln!(out, "\nresources ({}):", plugin.resources.len())?;
+            for r in &plugin.resources {
+                writeln!(out, "  {} ({})", r.uri, r.name)?;
+            }
+            writeln!(out, "\nresource templates ({}):", plugin.templates.len())?;
+            for t in &plugin.templates {
+                writeln!(out, "  {} ({})", t.uri_template, t.name)?;
+            }
+            writeln!(out, "\nprompts ({}):", plugin.prompts.len())?;
+            for p in &plugin.prompts {
+                let args: Vec<String> = p
+                    .arguments
+                    .iter()
+                    .map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" }))
+                    .collect();
+                writeln!(out, "  {}({})", p.name, args.join(", "))?;
+            }
+            writeln!(out, "\ncompletes ({}):", plugin.completable.len())?;
+            for c in &plugin.completable {
+                match c {
+                    completion::CompletionRef::Prompt(p) => {
+                        writeln!(out, "  arguments of prompt {p}")?
+                    }
+                    completion::CompletionRef::ResourceTemplate(t) => {
+                        writeln!(out, "  variables of template {t}")?
+                    }
+                }
             }
         }
         Err(e) => writeln!(out, "\ncannot serve it: {e:#}")?,

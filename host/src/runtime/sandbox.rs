@@ -30,7 +30,7 @@ pub struct Root {
 impl Root {
     /// Roots for host directories, each at `/roots/<directory name>` (made unique with `-2`, `-3`...).
     pub fn from_dirs(dirs: &[PathBuf]) -> Result<Vec<Root>> {
-        let mut roots: Vec<Root> = Vec::new();
+        let mut found = Vec::new();
         for dir in dirs {
             let host_path = std::fs::canonicalize(dir)
                 .with_context(|| format!("root {}: cannot resolve the path", dir.display()))?;
@@ -39,12 +39,23 @@ impl Root {
                 "root {} is not a directory",
                 dir.display()
             );
+            found.push((file_uri(&host_path), None, host_path));
+        }
+        Ok(Root::assign(found))
+    }
+
+    /// Gives each directory (URI, the client's name for it, canonical host path) its guest path:
+    /// `/roots/<directory name>`, made unique with `-2`, `-3`... in the order given, so the same
+    /// roots always land at the same paths.
+    pub fn assign(found: Vec<(String, Option<String>, PathBuf)>) -> Vec<Root> {
+        let mut roots: Vec<Root> = Vec::new();
+        for (uri, name, host_path) in found {
             let base: String = host_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "root".to_string())
                 .chars()
-                .map(|c| if c == '/' { '_' } else { c })
+                .map(|c| if c == '/' || c.is_control() { '_' } else { c })
                 .collect();
             let mut guest_path = format!("/roots/{base}");
             let mut n = 2;
@@ -53,13 +64,13 @@ impl Root {
                 n += 1;
             }
             roots.push(Root {
-                uri: file_uri(&host_path),
-                name: Some(base),
+                uri,
+                name: Some(name.unwrap_or(base)),
                 host_path,
                 guest_path,
             });
         }
-        Ok(roots)
+        roots
     }
 }
 
@@ -81,6 +92,36 @@ fn file_uri(path: &std::path::Path) -> String {
 pub struct Grants {
     pub dirs: Vec<DirGrant>,
     pub roots: RootsAccess,
+}
+
+impl Grants {
+    /// The host file behind `guest_path` (a path the plugin sees), if it lies in a granted
+    /// directory or root. The path is taken apart, never resolved on the host, so `..` or a
+    /// path outside the grants gives `None`.
+    pub fn host_path(&self, guest_path: &str, roots: &[Root]) -> Option<PathBuf> {
+        use std::path::Component;
+        let guest = std::path::Path::new(guest_path);
+        if !guest.is_absolute()
+            || guest
+                .components()
+                .any(|c| !matches!(c, Component::RootDir | Component::Normal(_)))
+        {
+            return None;
+        }
+        let dirs = self
+            .dirs
+            .iter()
+            .map(|d| (d.guest.as_str(), std::fs::canonicalize(&d.host).ok()));
+        let roots = roots
+            .iter()
+            .filter(|_| self.roots != RootsAccess::None)
+            .map(|r| (r.guest_path.as_str(), Some(r.host_path.clone())));
+        dirs.chain(roots)
+            .filter_map(|(prefix, host)| Some((guest.strip_prefix(prefix).ok()?, host?)))
+            // The longest prefix wins, as in the plugin's own view of nested preopens.
+            .min_by_key(|(rest, _)| rest.components().count())
+            .map(|(rest, host)| host.join(rest))
+    }
 }
 
 /// Builds the WASI context for one call. No environment, no arguments, no network, no stdin;
@@ -258,6 +299,30 @@ impl AsyncWrite for OutputCapture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn guest_paths_map_to_host_files_only_inside_grants() {
+        let tmp = std::env::temp_dir();
+        let host = std::fs::canonicalize(&tmp).unwrap();
+        let grants = Grants {
+            dirs: vec![DirGrant {
+                host: tmp.clone(),
+                guest: "/notes".into(),
+                mode: AccessMode::ReadOnly,
+            }],
+            roots: RootsAccess::None,
+        };
+        assert_eq!(grants.host_path("/notes/a.md", &[]), Some(host.join("a.md")));
+        assert_eq!(grants.host_path("/notes/../etc/passwd", &[]), None);
+        assert_eq!(grants.host_path("/other/a.md", &[]), None);
+        assert_eq!(grants.host_path("notes/a.md", &[]), None);
+        let roots = Root::from_dirs(std::slice::from_ref(&tmp)).unwrap();
+        let inside_root = format!("{}/x", roots[0].guest_path);
+        // Roots count only for a plugin granted them.
+        assert_eq!(grants.host_path(&inside_root, &roots), None);
+        let granted = Grants { roots: RootsAccess::ReadOnly, ..grants };
+        assert_eq!(granted.host_path(&inside_root, &roots), Some(host.join("x")));
+    }
 
     #[test]
     fn roots_get_unique_guest_paths() {

@@ -1,0 +1,225 @@
+//! RFC 6570 URI templates, as far as routing needs them: does a URI match a template, and can two
+//! templates ever match the same URI.
+//!
+//! A template is read as a pattern: literal characters, and for each `{...}` expression a run of
+//! characters the expression could expand to (possibly none). This over-approximates what an
+//! expansion can produce (an expression with a `/` operator may match without its leading slash),
+//! which errs on the safe side: a URI another plugin's template could produce is never routed
+//! silently to the wrong plugin.
+
+use std::collections::HashSet;
+
+/// A parsed URI template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplate {
+    tokens: Vec<Token>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Token {
+    Literal(char),
+    /// Any run of characters of the class (possibly empty).
+    Expression(Class),
+}
+
+/// The characters an expression can expand to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Class {
+    /// `+` and `#` allow reserved characters such as `/`; the others only unreserved ones and
+    /// percent-encodings.
+    reserved: bool,
+    /// Separators and prefixes the operator adds (`,` `.` `/` `;` `=` `?` `&` `#`).
+    extra: &'static str,
+}
+
+impl Class {
+    fn contains(self, c: char) -> bool {
+        let unreserved = c.is_ascii_alphanumeric() || "-._~%".contains(c);
+        let reserved = ":/?#[]@!$&'()*+,;=".contains(c);
+        // Template variables may hold any character, percent-encoded; a URI from a client may
+        // also carry raw non-ASCII (an IRI).
+        unreserved || !c.is_ascii() || (self.reserved && reserved) || self.extra.contains(c)
+    }
+}
+
+impl UriTemplate {
+    /// Parses `template`; the error says what is wrong.
+    pub fn parse(template: &str) -> Result<UriTemplate, String> {
+        let mut tokens = Vec::new();
+        let mut chars = template.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '{' => {
+                    let mut body = String::new();
+                    loop {
+                        match chars.next() {
+                            Some('}') => break,
+                            Some('{') | None => {
+                                return Err(format!("unclosed `{{` in URI template `{template}`"));
+                            }
+                            Some(c) => body.push(c),
+                        }
+                    }
+                    tokens.push(Token::Expression(expression_class(&body).ok_or_else(
+                        || format!("invalid expression `{{{body}}}` in URI template `{template}`"),
+                    )?));
+                }
+                '}' => return Err(format!("unmatched `}}` in URI template `{template}`")),
+                c if c.is_whitespace() || c.is_control() => {
+                    return Err(format!("URI template `{template}` contains whitespace"));
+                }
+                c => tokens.push(Token::Literal(c)),
+            }
+        }
+        Ok(UriTemplate { tokens })
+    }
+
+    /// Whether some expansion of the template could be `uri`.
+    pub fn matches(&self, uri: &str) -> bool {
+        // Positions in the pattern reachable after the characters read so far.
+        let mut states = self.closure([0].into_iter().collect());
+        for c in uri.chars() {
+            let mut next = HashSet::new();
+            for &i in &states {
+                match self.tokens.get(i) {
+                    Some(Token::Literal(l)) if *l == c => {
+                        next.insert(i + 1);
+                    }
+                    Some(Token::Expression(class)) if class.contains(c) => {
+                        next.insert(i);
+                    }
+                    _ => {}
+                }
+            }
+            states = self.closure(next);
+            if states.is_empty() {
+                return false;
+            }
+        }
+        states.contains(&self.tokens.len())
+    }
+
+    /// Adds the positions reachable by letting expressions expand to nothing.
+    fn closure(&self, mut states: HashSet<usize>) -> HashSet<usize> {
+        let mut stack: Vec<usize> = states.iter().copied().collect();
+        while let Some(i) = stack.pop() {
+            if let Some(Token::Expression(_)) = self.tokens.get(i) {
+                if states.insert(i + 1) {
+                    stack.push(i + 1);
+                }
+            }
+        }
+        states
+    }
+
+    /// Whether some URI matches both templates: a search over pairs of positions, moving both
+    /// patterns over a character they can both read.
+    pub fn overlaps(&self, other: &UriTemplate) -> bool {
+        let (a, b) = (&self.tokens, &other.tokens);
+        let mut seen = HashSet::new();
+        let mut stack = vec![(0, 0)];
+        while let Some((i, j)) = stack.pop() {
+            if !seen.insert((i, j)) {
+                continue;
+            }
+            if i == a.len() && j == b.len() {
+                return true;
+            }
+            let mut push = |state| stack.push(state);
+            match (a.get(i), b.get(j)) {
+                (Some(Token::Literal(x)), Some(Token::Literal(y))) if x == y => {
+                    push((i + 1, j + 1))
+                }
+                (Some(Token::Literal(x)), Some(Token::Expression(class))) if class.contains(*x) => {
+                    push((i + 1, j))
+                }
+                (Some(Token::Expression(class)), Some(Token::Literal(y))) if class.contains(*y) => {
+                    push((i, j + 1))
+                }
+                _ => {}
+            }
+            // An expression may also end here (or expand to nothing).
+            if let Some(Token::Expression(_)) = a.get(i) {
+                stack.push((i + 1, j));
+            }
+            if let Some(Token::Expression(_)) = b.get(j) {
+                stack.push((i, j + 1));
+            }
+        }
+        false
+    }
+}
+
+/// The class of an expression body such as `name`, `+path`, `?q,lang` or `var:3`; `None` if it is
+/// not a valid expression.
+fn expression_class(body: &str) -> Option<Class> {
+    let (operator, variables) = match body.chars().next()? {
+        c @ ('+' | '#' | '.' | '/' | ';' | '?' | '&') => (Some(c), &body[1..]),
+        _ => (None, body),
+    };
+    let valid_variable = |spec: &str| {
+        let name = spec
+            .strip_suffix('*')
+            .unwrap_or(spec)
+            .split(':')
+            .next()
+            .unwrap_or("");
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.%".contains(c))
+    };
+    if variables.is_empty() || !variables.split(',').all(valid_variable) {
+        return None;
+    }
+    let (reserved, extra) = match operator {
+        None => (false, ","),
+        Some('+') => (true, ","),
+        Some('#') => (true, "#,"),
+        Some('.') => (false, ".,"),
+        Some('/') => (false, "/,"),
+        Some(';') => (false, ";=,"),
+        Some('?') => (false, "?=&,"),
+        Some('&') => (false, "&=,"),
+        Some(_) => unreachable!("operators are matched above"),
+    };
+    Some(Class { reserved, extra })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> UriTemplate {
+        UriTemplate::parse(s).unwrap()
+    }
+
+    #[test]
+    fn matching_follows_the_operators() {
+        let data = t("test://template/{id}/data");
+        assert!(data.matches("test://template/42/data"));
+        assert!(!data.matches("test://template/4/2/data"));
+        assert!(!data.matches("test://template/42/data/more"));
+        assert!(t("file:///{+path}").matches("file:///a/b/c.md"));
+        assert!(!t("file:///{path}").matches("file:///a/b"));
+        assert!(t("search://{?q,lang}").matches("search://?q=x&lang=en"));
+        assert!(t("notes://{name}").matches("notes://caf%C3%A9"));
+    }
+
+    #[test]
+    fn overlap_is_found_only_where_a_uri_matches_both() {
+        assert!(t("notes://{name}").overlaps(&t("notes://{other}")));
+        assert!(t("notes://{name}").overlaps(&t("notes://today")));
+        assert!(t("file:///{+path}").overlaps(&t("file:///notes/{name}.md")));
+        assert!(!t("notes://{name}").overlaps(&t("todo://{name}")));
+        assert!(!t("notes://{name}").overlaps(&t("notes://{a}/{b}")));
+        assert!(!t("test://template/{id}/data").overlaps(&t("test://static-text")));
+    }
+
+    #[test]
+    fn bad_templates_are_refused() {
+        for bad in ["a://{", "a://}", "a://{}", "a://{!x}", "a://{x y}", "a b"] {
+            assert!(UriTemplate::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

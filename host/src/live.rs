@@ -1,0 +1,263 @@
+//! Live changes: when a plugin file or the configuration changes, the changed plugins are loaded
+//! again and clients are told which lists changed; when a file behind a resource changes, its
+//! subscribers are told. A new version that fails to load leaves the old one serving.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use notify::{EventKind, RecursiveMode, Watcher as _};
+use sha2::Digest as _;
+use tokio::sync::mpsc;
+
+use crate::catalog::Catalog;
+use crate::config::RootsAccess;
+use crate::mcp::{Change, LiveHooks, Server};
+use crate::runtime::bindings::host::ListKind;
+use crate::runtime::{Plugin, Runtime};
+use crate::setup::{ServeOptions, Wanted, log_loaded};
+
+/// How long to wait for more changes after one, so an editor's or a compiler's burst of writes
+/// is handled once.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// The reloader: owns the file watcher and the plugins currently loaded.
+pub struct Live {
+    server: Arc<Server>,
+    runtime: Arc<Runtime>,
+    options: ServeOptions,
+    plugins: Vec<Arc<Plugin>>,
+    watcher: notify::RecommendedWatcher,
+    watched: HashSet<PathBuf>,
+    /// Files whose change means a reload: the configuration and the plugins.
+    sources: HashSet<PathBuf>,
+    /// Directories granted to plugins that serve resources.
+    resource_dirs: Vec<PathBuf>,
+}
+
+/// Starts watching; the returned task runs until the process ends.
+pub fn start(
+    server: Arc<Server>,
+    runtime: Arc<Runtime>,
+    options: ServeOptions,
+    plugins: Vec<Arc<Plugin>>,
+) -> Result<tokio::task::JoinHandle<()>> {
+    let (events_tx, events) = mpsc::unbounded_channel::<notify::Event>();
+    let watcher =
+        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+            Ok(event) => {
+                let _ = events_tx.send(event);
+            }
+            Err(e) => tracing::warn!("file watcher: {e}"),
+        })?;
+    let (relist_tx, relist) = mpsc::unbounded_channel();
+    let (watch_tx, watch_requests) = mpsc::unbounded_channel();
+    server.set_live_hooks(LiveHooks {
+        relist: relist_tx,
+        watch: watch_tx,
+    });
+    let mut live = Live {
+        server,
+        runtime,
+        options,
+        plugins,
+        watcher,
+        watched: HashSet::new(),
+        sources: HashSet::new(),
+        resource_dirs: Vec::new(),
+    };
+    live.update_watches();
+    Ok(tokio::spawn(live.run(events, relist, watch_requests)))
+}
+
+impl Live {
+    async fn run(
+        mut self,
+        mut events: mpsc::UnboundedReceiver<notify::Event>,
+        mut relist: mpsc::UnboundedReceiver<Arc<str>>,
+        mut watch_requests: mpsc::UnboundedReceiver<PathBuf>,
+    ) {
+        loop {
+            let mut batch = Vec::new();
+            let mut relisted = HashSet::new();
+            tokio::select! {
+                Some(event) = events.recv() => batch.push(event),
+                Some(plugin) = relist.recv() => { relisted.insert(plugin); }
+                Some(dir) = watch_requests.recv() => { self.watch(&dir, RecursiveMode::NonRecursive); continue; }
+                else => return,
+            }
+            // Let the burst settle, then take everything that came meanwhile.
+            tokio::time::sleep(SETTLE).await;
+            while let Ok(event) = events.try_recv() {
+                batch.push(event);
+            }
+            while let Ok(plugin) = relist.try_recv() {
+                relisted.insert(plugin);
+            }
+            self.handle(batch, relisted).await;
+        }
+    }
+
+    async fn handle(&mut self, batch: Vec<notify::Event>, relisted: HashSet<Arc<str>>) {
+        let mut reload = !relisted.is_empty();
+        let mut resources_listed_changed = false;
+        let mut changed_files = HashSet::new();
+        for event in &batch {
+            if matches!(event.kind, EventKind::Access(_)) {
+                continue;
+            }
+            for path in &event.paths {
+                if self.sources.contains(path) {
+                    reload = true;
+                } else {
+                    changed_files.insert(path.clone());
+                    let in_resource_dir = self.resource_dirs.iter().any(|d| path.starts_with(d));
+                    if in_resource_dir
+                        && !matches!(
+                            event.kind,
+                            EventKind::Modify(notify::event::ModifyKind::Data(_))
+                        )
+                    {
+                        resources_listed_changed = true;
+                    }
+                }
+            }
+        }
+        for path in &changed_files {
+            self.server.file_changed(path);
+        }
+        if resources_listed_changed {
+            self.server
+                .announce(Change::ListChanged(ListKind::Resources));
+        }
+        if reload {
+            self.reload(&relisted).await;
+        }
+    }
+
+    /// Loads again what changed; anything that fails keeps what was serving.
+    async fn reload(&mut self, relisted: &HashSet<Arc<str>>) {
+        let wanted = match self.options.resolve() {
+            Ok((_, wanted)) => wanted,
+            Err(e) => {
+                tracing::error!(
+                    "configuration not reloaded, the previous one keeps serving: {e:#}"
+                );
+                return;
+            }
+        };
+        let mut plugins = Vec::new();
+        for Wanted { config, origin } in wanted {
+            let current = self.plugins.iter().find(|p| *p.name == *config.name);
+            if let Some(current) = current {
+                let same_file = file_sha256(&config.path).is_some_and(|h| h == current.wasm_sha256);
+                if current.config == config && same_file && !relisted.contains(&current.name) {
+                    plugins.push(current.clone());
+                    continue;
+                }
+            }
+            match Plugin::load(&self.runtime, config).await {
+                Ok(plugin) => {
+                    log_loaded(&plugin);
+                    plugins.push(Arc::new(plugin));
+                }
+                Err(e) => match current {
+                    Some(current) => {
+                        tracing::error!(
+                            "{origin}: new version not loaded, the previous one keeps serving: {e:#}"
+                        );
+                        plugins.push(current.clone());
+                    }
+                    None => tracing::error!("{origin}: not loaded: {e:#}"),
+                },
+            }
+        }
+        let native = if self.options.native_baseline {
+            crate::native::baseline_tools()
+        } else {
+            Vec::new()
+        };
+        match Catalog::new(plugins.clone(), native) {
+            Ok(catalog) => {
+                tracing::info!(
+                    plugins = plugins.len(),
+                    tools = catalog.tools().len(),
+                    prompts = catalog.prompts().len(),
+                    "reloaded"
+                );
+                self.server.replace_catalog(catalog);
+                self.plugins = plugins;
+                self.update_watches();
+            }
+            Err(e) => tracing::error!("reload refused, the previous plugins keep serving: {e:#}"),
+        }
+    }
+
+    /// Watches the configuration, every plugin file, and the directories of resource plugins.
+    fn update_watches(&mut self) {
+        let mut sources = HashSet::new();
+        let files: Vec<PathBuf> = self
+            .options
+            .config
+            .iter()
+            .cloned()
+            .chain(self.plugins.iter().map(|p| p.config.path.clone()))
+            .collect();
+        for file in files {
+            // Watch the directory: editors and compilers replace files rather than write them.
+            let Some(path) = canonical_file(&file) else {
+                continue;
+            };
+            if let Some(dir) = path.parent() {
+                self.watch(&dir.to_path_buf(), RecursiveMode::NonRecursive);
+            }
+            sources.insert(path);
+        }
+        self.sources = sources;
+        let mut resource_dirs = Vec::new();
+        for plugin in self.plugins.iter().filter(|p| p.exports.resources) {
+            for dir in &plugin.config.dirs {
+                if let Ok(dir) = std::fs::canonicalize(&dir.host) {
+                    resource_dirs.push(dir);
+                }
+            }
+            if plugin.config.roots != RootsAccess::None {
+                resource_dirs.extend(self.server.roots.iter().map(|r| r.host_path.clone()));
+            }
+        }
+        for dir in resource_dirs.clone() {
+            self.watch(&dir, RecursiveMode::Recursive);
+        }
+        self.resource_dirs = resource_dirs;
+    }
+
+    fn watch(&mut self, dir: &PathBuf, mode: RecursiveMode) {
+        if self.watched.contains(dir) {
+            return;
+        }
+        match self.watcher.watch(dir, mode) {
+            Ok(()) => {
+                tracing::debug!(dir = %dir.display(), "watching");
+                self.watched.insert(dir.clone());
+            }
+            Err(e) => tracing::warn!(dir = %dir.display(), "cannot watch: {e}"),
+        }
+    }
+}
+
+/// The canonical path of a file that may be replaced: its directory resolved, its name kept.
+fn canonical_file(file: &Path) -> Option<PathBuf> {
+    let dir = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(file.file_name()?))
+}
+
+fn file_sha256(path: &Path) -> Option<[u8; 32]> {
+    std::fs::read(path)
+        .ok()
+        .map(|bytes| sha2::Sha256::digest(&bytes).into())
+}

@@ -1,0 +1,355 @@
+//! The request methods of a session: each checks its parameters, finds what serves the request,
+//! and runs the plugin call with the session's roots, cancellation and event forwarding.
+
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::jsonrpc::{
+    INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
+};
+use super::lists::{bad_cursor, cursor, with_cursor};
+use super::plugin_events::{self, LEVELS};
+use super::version::ProtocolVersion;
+use super::{Session, wire};
+use crate::catalog::{Backend, CompletionTarget, page};
+use crate::config::RootsAccess;
+use crate::runtime::bindings::types::ErrorCode;
+use crate::runtime::{CallContext, CallError, Plugin};
+
+impl Session {
+    pub(super) async fn request(
+        self: &Arc<Self>,
+        version: ProtocolVersion,
+        method: &str,
+        params: Map<String, Value>,
+        cancelled: CancellationToken,
+    ) -> Result<Value, RpcError> {
+        let call = Call {
+            params: &params,
+            version,
+            cancelled,
+        };
+        match method {
+            "ping" => Ok(json!({})),
+            "tools/list" => self.server.list_tools(&params, version),
+            "tools/call" => self.call_tool(call).await,
+            "resources/list" => self.list_resources(call).await,
+            "resources/templates/list" => self.server.list_resource_templates(&params, version),
+            "resources/read" => self.read_resource(call).await,
+            "resources/subscribe" => self.subscribe(&params, true),
+            "resources/unsubscribe" => self.subscribe(&params, false),
+            "prompts/list" => self.server.list_prompts(&params, version),
+            "prompts/get" => self.get_prompt(call).await,
+            "completion/complete" => self.complete(call).await,
+            "logging/setLevel" => self.set_level(&params),
+            _ => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            )),
+        }
+    }
+
+    async fn call_tool(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
+        let name = string_param(call.params, "name")?;
+        let arguments = match call.params.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(Value::Object(a)) => Value::Object(a.clone()),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "params.arguments must be an object",
+                ));
+            }
+        };
+        let catalog = self.server.catalog();
+        let tool = catalog
+            .tool(name)
+            .ok_or_else(|| RpcError::invalid_params(format!("unknown tool: {name}")))?;
+        if let Err(errors) = tool.validate(&arguments) {
+            return Ok(wire::call_error(&format!(
+                "invalid arguments for `{name}`:\n{errors}"
+            )));
+        }
+        let result = match &tool.backend {
+            Backend::Plugin(plugin) => {
+                let own_name = tool.tool.name.clone();
+                self.with_plugin(plugin, &call, async |ctx| {
+                    plugin.call_tool(own_name, arguments.to_string(), ctx).await
+                })
+                .await
+            }
+            Backend::Native(run) => Ok(run(&arguments)),
+        };
+        match result {
+            Ok(result) => Ok(wire::call_result(&result, call.version)),
+            // Tool errors are results the model can read, not protocol errors.
+            Err(CallError::Plugin(e)) => Ok(wire::call_error(&e.message)),
+            Err(CallError::Stopped(why)) => Ok(wire::call_error(&format!(
+                "{why}. The plugin was stopped; the server is fine and other calls go on."
+            ))),
+            Err(e) => Err(rpc_error(e, name)),
+        }
+    }
+
+    async fn list_resources(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
+        let cursor = cursor(call.params)?;
+        let catalog = self.server.catalog();
+        let plugins: Vec<Arc<Plugin>> = catalog.resource_plugins().cloned().collect();
+        // Listed live, every plugin at once: their lists follow the files behind them.
+        let call = &call;
+        let listings = join_all(plugins.iter().map(|plugin| async move {
+            let roots = self.current_roots().await;
+            let listing = self
+                .with_plugin(plugin, call, async |ctx| plugin.list_resources(ctx).await)
+                .await;
+            (plugin, listing, roots)
+        }))
+        .await;
+        let mut resources = Vec::new();
+        for (plugin, listing, roots) in listings {
+            let listing = match listing {
+                Ok(listing) => listing,
+                Err(e) => {
+                    tracing::warn!(plugin = &*plugin.name, "listing resources failed: {e}");
+                    continue;
+                }
+            };
+            let accepted = catalog.resources.record_listing(plugin, listing);
+            self.server
+                .record_resource_files(accepted.iter().filter_map(|r| {
+                    let file = plugin.host_path(r.file.as_deref()?, &roots)?;
+                    Some((file, r.uri.clone()))
+                }));
+            resources.extend(accepted);
+        }
+        resources.sort_by(|a, b| a.uri.cmp(&b.uri));
+        let (items, next) = page(&resources, cursor, self.server.page_size).map_err(bad_cursor)?;
+        let items: Vec<Value> = items
+            .iter()
+            .map(|r| wire::resource(r, call.version))
+            .collect();
+        Ok(with_cursor(json!({ "resources": items }), next))
+    }
+
+    async fn read_resource(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
+        let uri = string_param(call.params, "uri")?;
+        let not_found = || {
+            RpcError::new(RESOURCE_NOT_FOUND, format!("resource not found: {uri}"))
+                .with_data(json!({ "uri": uri }))
+        };
+        let catalog = self.server.catalog();
+        let plugin = catalog.resources.route(uri).ok_or_else(not_found)?;
+        let contents = self
+            .with_plugin(&plugin, &call, async |ctx| {
+                plugin.read_resource(uri.to_string(), ctx).await
+            })
+            .await;
+        match contents {
+            Ok(contents) => {
+                let contents: Vec<Value> = contents
+                    .iter()
+                    .map(|c| wire::resource_contents(c, call.version))
+                    .collect();
+                Ok(json!({ "contents": contents }))
+            }
+            Err(CallError::Plugin(e)) if e.code == ErrorCode::NotFound => Err(not_found()),
+            Err(e) => Err(rpc_error(e, uri)),
+        }
+    }
+
+    fn subscribe(&self, params: &Map<String, Value>, on: bool) -> Result<Value, RpcError> {
+        let uri = string_param(params, "uri")?;
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+        if on {
+            if self.server.catalog().resources.route(uri).is_none() {
+                return Err(RpcError::new(
+                    RESOURCE_NOT_FOUND,
+                    format!("resource not found: {uri}"),
+                )
+                .with_data(json!({ "uri": uri })));
+            }
+            subscriptions.insert(uri.to_string());
+        } else {
+            subscriptions.remove(uri);
+        }
+        Ok(json!({}))
+    }
+
+    async fn get_prompt(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
+        let name = string_param(call.params, "name")?;
+        let arguments = match call.params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) => a.clone(),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "params.arguments must be an object",
+                ));
+            }
+        };
+        let catalog = self.server.catalog();
+        let prompt = catalog
+            .prompt(name)
+            .ok_or_else(|| RpcError::invalid_params(format!("unknown prompt: {name}")))?;
+        let arguments = prompt
+            .check_arguments(&arguments)
+            .map_err(RpcError::invalid_params)?;
+        let plugin = &prompt.plugin;
+        let own_name = prompt.prompt.name.clone();
+        let result = self
+            .with_plugin(plugin, &call, async |ctx| {
+                plugin.get_prompt(own_name, arguments, ctx).await
+            })
+            .await
+            .map_err(|e| rpc_error(e, name))?;
+        Ok(wire::prompt_result(&result, call.version))
+    }
+
+    async fn complete(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
+        let reference = call
+            .params
+            .get("ref")
+            .and_then(Value::as_object)
+            .ok_or_else(|| RpcError::invalid_params("params.ref must be an object"))?;
+        let target = match reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => {
+                CompletionTarget::Prompt(string_param(reference, "name")?.to_string())
+            }
+            Some("ref/resource") => {
+                CompletionTarget::Resource(string_param(reference, "uri")?.to_string())
+            }
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "params.ref.type must be \"ref/prompt\" or \"ref/resource\"",
+                ));
+            }
+        };
+        let argument = call
+            .params
+            .get("argument")
+            .and_then(Value::as_object)
+            .ok_or_else(|| RpcError::invalid_params("params.argument must be an object"))?;
+        let argument = (
+            string_param(argument, "name")?.to_string(),
+            string_param(argument, "value")?.to_string(),
+        );
+        let context: Vec<(String, String)> = call
+            .params
+            .get("context")
+            .and_then(|c| c.get("arguments"))
+            .and_then(Value::as_object)
+            .map(|args| {
+                args.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let catalog = self.server.catalog();
+        let route = catalog
+            .completion_route(&target)
+            .map_err(RpcError::invalid_params)?;
+        let Some((plugin, own_target)) = route else {
+            // Nothing completes this argument: no suggestions.
+            return Ok(json!({ "completion": { "values": [], "total": 0, "hasMore": false } }));
+        };
+        let result = self
+            .with_plugin(&plugin, &call, async |ctx| {
+                plugin.complete(own_target, argument, context, ctx).await
+            })
+            .await
+            .map_err(|e| rpc_error(e, "completion"))?;
+        Ok(wire::completion_result(&result))
+    }
+
+    fn set_level(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let level = string_param(params, "level")?;
+        let (_, level) = LEVELS
+            .iter()
+            .find(|(name, _)| *name == level)
+            .ok_or_else(|| {
+                RpcError::invalid_params(format!(
+                    "unknown log level `{level}`: use one of debug, info, notice, warning, error, \
+                 critical, alert, emergency"
+                ))
+            })?;
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = *level;
+        Ok(json!({}))
+    }
+
+    /// Runs `f` against `plugin` with this session's roots, the request's cancellation, and the
+    /// plugin's events forwarded; every notification is out before this returns.
+    async fn with_plugin<R>(
+        self: &Arc<Self>,
+        plugin: &Arc<Plugin>,
+        call: &Call<'_>,
+        f: impl AsyncFnOnce(CallContext) -> Result<R, CallError>,
+    ) -> Result<R, CallError> {
+        let roots = if plugin.config.roots == RootsAccess::None {
+            Arc::new(Vec::new())
+        } else {
+            self.current_roots().await
+        };
+        let progress_token = call
+            .params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+            .cloned();
+        let (events, rx) = mpsc::unbounded_channel();
+        let forwarder = tokio::spawn(plugin_events::forward(
+            self.clone(),
+            plugin.clone(),
+            progress_token,
+            rx,
+            call.version,
+        ));
+        let ctx = CallContext {
+            cancelled: call.cancelled.clone(),
+            roots,
+            events: Some(events),
+        };
+        let result = f(ctx).await;
+        // The call's store, and with it the event sender, is gone: let the forwarder flush so
+        // no notification about this request follows its response.
+        let _ = forwarder.await;
+        result
+    }
+}
+
+/// What every method gets of its request.
+struct Call<'a> {
+    params: &'a Map<String, Value>,
+    version: ProtocolVersion,
+    cancelled: CancellationToken,
+}
+
+fn string_param<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str, RpcError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params(format!("params.{key} must be a string")))
+}
+
+/// A failed plugin call as a protocol error (for methods without tool-style error results).
+fn rpc_error(error: CallError, what: &str) -> RpcError {
+    match error {
+        CallError::Plugin(e) => {
+            let code = match e.code {
+                ErrorCode::InvalidParams | ErrorCode::NotFound => INVALID_PARAMS,
+                ErrorCode::Internal | ErrorCode::Cancelled => INTERNAL_ERROR,
+            };
+            let error = RpcError::new(code, e.message);
+            match e.data.as_deref().map(serde_json::from_str::<Value>) {
+                Some(Ok(data)) => error.with_data(data),
+                _ => error,
+            }
+        }
+        CallError::Stopped(why) => RpcError::new(INTERNAL_ERROR, why),
+        CallError::Host(e) => {
+            tracing::error!(what, "host failure: {e:#}");
+            RpcError::new(INTERNAL_ERROR, format!("host failure: {e:#}"))
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! What plugins report during a call, forwarded to the client: progress for the request, log
+//! messages at the client's level, resource updates and list changes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::jsonrpc;
+use super::version::ProtocolVersion;
+use super::{Change, Session};
+use crate::runtime::bindings::host::{ListKind, LogLevel};
+use crate::runtime::{Plugin, PluginEvent};
+
+/// Smallest gap between two progress notifications for one request.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Log messages a plugin may send a client in a burst, and per second after it.
+const LOG_BURST: f64 = 20.0;
+const LOG_PER_SECOND: f64 = 10.0;
+
+/// Forwards the events of one call until the call ends (its sender is dropped).
+pub(super) async fn forward(
+    session: Arc<Session>,
+    plugin: Arc<Plugin>,
+    progress_token: Option<Value>,
+    mut events: mpsc::UnboundedReceiver<PluginEvent>,
+    version: ProtocolVersion,
+) {
+    let mut progress = ProgressFilter::default();
+    while let Some(event) = events.recv().await {
+        match event {
+            PluginEvent::Progress {
+                progress: value,
+                total,
+                message,
+            } => {
+                if let Some(token) = &progress_token {
+                    if let Some(report) = progress.take(value, total, message) {
+                        session.send(progress_notification(token, report, version));
+                    }
+                }
+            }
+            PluginEvent::Log { level, message } => session.plugin_log(&plugin.name, level, message),
+            PluginEvent::ResourceUpdated(uri) => {
+                // A plugin speaks only for the resources it serves.
+                let owner = session.server.catalog().resources.route(&uri);
+                if owner.is_some_and(|o| o.name == plugin.name) {
+                    session.server.announce(Change::ResourceUpdated(uri));
+                } else {
+                    tracing::warn!(
+                        plugin = &*plugin.name,
+                        uri,
+                        "update of a resource it does not serve ignored"
+                    );
+                }
+            }
+            PluginEvent::ListChanged(ListKind::Resources) => session
+                .server
+                .announce(Change::ListChanged(ListKind::Resources)),
+            // Tool and prompt lists are read when a plugin loads: list it again.
+            PluginEvent::ListChanged(_) => session.server.request_relist(plugin.name.clone()),
+        }
+    }
+    if let (Some(token), Some(report)) = (&progress_token, progress.pending.take()) {
+        session.send(progress_notification(token, report, version));
+    }
+}
+
+type ProgressReport = (f64, Option<f64>, Option<String>);
+
+/// Keeps progress increasing and at most one report per [`PROGRESS_INTERVAL`]; the last report
+/// held back is sent when the call ends.
+#[derive(Default)]
+struct ProgressFilter {
+    last_value: Option<f64>,
+    last_sent: Option<Instant>,
+    pending: Option<ProgressReport>,
+}
+
+impl ProgressFilter {
+    fn take(
+        &mut self,
+        value: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Option<ProgressReport> {
+        if !value.is_finite() || self.last_value.is_some_and(|last| value <= last) {
+            return None;
+        }
+        self.last_value = Some(value);
+        let now = Instant::now();
+        if self.last_sent.is_some_and(|t| now - t < PROGRESS_INTERVAL) {
+            self.pending = Some((value, total, message));
+            return None;
+        }
+        self.last_sent = Some(now);
+        self.pending = None;
+        Some((value, total, message))
+    }
+}
+
+fn progress_notification(
+    token: &Value,
+    (progress, total, message): ProgressReport,
+    v: ProtocolVersion,
+) -> Value {
+    let mut params = json!({ "progressToken": token, "progress": progress });
+    if let Some(total) = total {
+        params["total"] = total.into();
+    }
+    if let (Some(message), true) = (message, v >= ProtocolVersion::V2025_03_26) {
+        params["message"] = message.into();
+    }
+    jsonrpc::notification("notifications/progress", params)
+}
+
+/// Per plugin, a token bucket over the log messages sent to one client.
+#[derive(Default)]
+pub struct LogGate {
+    buckets: Mutex<HashMap<Arc<str>, Bucket>>,
+}
+
+struct Bucket {
+    tokens: f64,
+    refilled: Instant,
+    dropped: u64,
+}
+
+impl LogGate {
+    /// Whether a message of `plugin` may go out now, and how many were dropped before it.
+    fn admit(&self, plugin: &Arc<str>) -> Option<u64> {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        let bucket = buckets.entry(plugin.clone()).or_insert(Bucket {
+            tokens: LOG_BURST,
+            refilled: now,
+            dropped: 0,
+        });
+        let elapsed = (now - bucket.refilled).as_secs_f64();
+        bucket.tokens = (bucket.tokens + elapsed * LOG_PER_SECOND).min(LOG_BURST);
+        bucket.refilled = now;
+        if bucket.tokens < 1.0 {
+            bucket.dropped += 1;
+            return None;
+        }
+        bucket.tokens -= 1.0;
+        Some(std::mem::take(&mut bucket.dropped))
+    }
+}
+
+/// Severity order of the MCP (syslog) levels.
+pub(super) fn severity(level: LogLevel) -> u8 {
+    match level {
+        LogLevel::Debug => 0,
+        LogLevel::Info => 1,
+        LogLevel::Notice => 2,
+        LogLevel::Warning => 3,
+        LogLevel::Error => 4,
+        LogLevel::Critical => 5,
+        LogLevel::Alert => 6,
+        LogLevel::Emergency => 7,
+    }
+}
+
+pub(super) const LEVELS: [(&str, LogLevel); 8] = [
+    ("debug", LogLevel::Debug),
+    ("info", LogLevel::Info),
+    ("notice", LogLevel::Notice),
+    ("warning", LogLevel::Warning),
+    ("error", LogLevel::Error),
+    ("critical", LogLevel::Critical),
+    ("alert", LogLevel::Alert),
+    ("emergency", LogLevel::Emergency),
+];
+
+fn level_name(level: LogLevel) -> &'static str {
+    LEVELS[severity(level) as usize].0
+}
+
+impl Session {
+    /// Sends a plugin's log message as `notifications/message` if the client's level lets it
+    /// through and the plugin is within its rate.
+    fn plugin_log(&self, plugin: &Arc<str>, level: LogLevel, message: String) {
+        let threshold = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+        if severity(level) < severity(threshold) {
+            return;
+        }
+        let Some(dropped) = self.log_gate.admit(plugin) else {
+            return;
+        };
+        if dropped > 0 {
+            self.send(jsonrpc::notification(
+                "notifications/message",
+                json!({
+                    "level": "warning",
+                    "logger": &**plugin,
+                    "data": format!("{dropped} log messages of this plugin were dropped: more than {LOG_PER_SECOND} per second"),
+                }),
+            ));
+        }
+        self.send(jsonrpc::notification(
+            "notifications/message",
+            json!({ "level": level_name(level), "logger": &**plugin, "data": message }),
+        ));
+    }
+}

@@ -1,0 +1,115 @@
+//! From the command line and the configuration file to the plugins to load: used at start and
+//! again on every reload.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+
+use crate::config::{self, Config, Limits, PluginConfig, RootsAccess};
+use crate::runtime::{Plugin, Runtime};
+
+/// What `palisade serve` was asked to serve.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    pub config: Option<PathBuf>,
+    /// `--plugin` files.
+    pub plugins: Vec<PathBuf>,
+    /// `--root` directories.
+    pub roots: Vec<PathBuf>,
+    pub page_size: Option<usize>,
+    pub cache_dir: Option<PathBuf>,
+    pub native_baseline: bool,
+    /// `--no-watch`.
+    pub no_watch: bool,
+}
+
+/// A plugin to load, and where it was asked for (for errors the operator can act on).
+#[derive(Debug, Clone)]
+pub struct Wanted {
+    pub config: PluginConfig,
+    pub origin: String,
+}
+
+impl ServeOptions {
+    /// The configuration with the command line applied, and every plugin to load.
+    pub fn resolve(&self) -> Result<(Config, Vec<Wanted>)> {
+        let mut config = match &self.config {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        if let Some(page_size) = self.page_size {
+            anyhow::ensure!(page_size > 0, "--page-size must be at least 1");
+            config.page_size = page_size;
+        }
+        if self.no_watch {
+            config.watch = false;
+        }
+        let mut wanted: Vec<Wanted> = std::mem::take(&mut config.plugins)
+            .into_iter()
+            .map(|plugin| Wanted {
+                origin: format!(
+                    "{}: [plugins.{}]",
+                    self.config.as_deref().unwrap_or("?".as_ref()).display(),
+                    plugin.name
+                ),
+                config: plugin,
+            })
+            .collect();
+        for path in &self.plugins {
+            let name = name_from_file(path);
+            config::check_plugin_name(&name).map_err(|why| {
+                anyhow::anyhow!("--plugin {}: {why}; rename the file", path.display())
+            })?;
+            anyhow::ensure!(
+                !wanted.iter().any(|w| w.config.name == name),
+                "--plugin {}: a plugin named `{name}` is already loaded; rename the file",
+                path.display()
+            );
+            wanted.push(Wanted {
+                config: PluginConfig {
+                    prefix: name.clone(),
+                    name,
+                    path: path.clone(),
+                    roots: RootsAccess::ReadOnly,
+                    dirs: Vec::new(),
+                    limits: Limits::default(),
+                },
+                origin: format!("--plugin {}", path.display()),
+            });
+        }
+        config.roots.extend(self.roots.iter().cloned());
+        Ok((config, wanted))
+    }
+}
+
+/// Loads every wanted plugin; the first that fails stops the start with an error naming it.
+pub async fn load_all(runtime: &Runtime, wanted: Vec<Wanted>) -> Result<Vec<Arc<Plugin>>> {
+    let mut plugins = Vec::new();
+    for Wanted { config, origin } in wanted {
+        let plugin = Plugin::load(runtime, config)
+            .await
+            .with_context(|| origin)?;
+        log_loaded(&plugin);
+        plugins.push(Arc::new(plugin));
+    }
+    Ok(plugins)
+}
+
+pub fn log_loaded(plugin: &Plugin) {
+    tracing::info!(
+        plugin = &*plugin.name,
+        tools = plugin.tools.len(),
+        resources = plugin.resources.len(),
+        templates = plugin.templates.len(),
+        prompts = plugin.prompts.len(),
+        "plugin loaded"
+    );
+}
+
+/// A plugin given as a file is named after the file's stem (`hello.wasm` → `hello`).
+pub fn name_from_file(path: &std::path::Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
