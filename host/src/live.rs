@@ -114,12 +114,15 @@ impl Live {
                 } else {
                     changed_files.insert(path.clone());
                     let in_resource_dir = self.resource_dirs.iter().any(|d| path.starts_with(d));
-                    if in_resource_dir
-                        && !matches!(
-                            event.kind,
-                            EventKind::Modify(notify::event::ModifyKind::Data(_))
-                        )
-                    {
+                    // A file created, removed or renamed may change a resource list; a write
+                    // changes only that resource.
+                    let adds_or_removes = matches!(
+                        event.kind,
+                        EventKind::Create(_)
+                            | EventKind::Remove(_)
+                            | EventKind::Modify(notify::event::ModifyKind::Name(_))
+                    );
+                    if in_resource_dir && adds_or_removes {
                         resources_listed_changed = true;
                     }
                 }

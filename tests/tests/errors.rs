@@ -89,12 +89,12 @@ fn valid_json_that_is_not_a_message_is_an_invalid_request() {
 #[test]
 fn unknown_methods_are_method_not_found() {
     let mut s = ready_server();
-    // resources, prompts and logging are not offered (yet), so not known either.
+    // Methods of the client's side, and misspellings, are not the server's.
     for method in [
         "no/such/method",
-        "resources/list",
-        "prompts/list",
-        "logging/setLevel",
+        "roots/list",
+        "sampling/createMessage",
+        "resources/lisst",
         "tools/lisst",
     ] {
         let resp = s.request(method, json!({}));

@@ -312,7 +312,10 @@ mod tests {
             }],
             roots: RootsAccess::None,
         };
-        assert_eq!(grants.host_path("/notes/a.md", &[]), Some(host.join("a.md")));
+        assert_eq!(
+            grants.host_path("/notes/a.md", &[]),
+            Some(host.join("a.md"))
+        );
         assert_eq!(grants.host_path("/notes/../etc/passwd", &[]), None);
         assert_eq!(grants.host_path("/other/a.md", &[]), None);
         assert_eq!(grants.host_path("notes/a.md", &[]), None);
@@ -320,8 +323,14 @@ mod tests {
         let inside_root = format!("{}/x", roots[0].guest_path);
         // Roots count only for a plugin granted them.
         assert_eq!(grants.host_path(&inside_root, &roots), None);
-        let granted = Grants { roots: RootsAccess::ReadOnly, ..grants };
-        assert_eq!(granted.host_path(&inside_root, &roots), Some(host.join("x")));
+        let granted = Grants {
+            roots: RootsAccess::ReadOnly,
+            ..grants
+        };
+        assert_eq!(
+            granted.host_path(&inside_root, &roots),
+            Some(host.join("x"))
+        );
     }
 
     #[test]
