@@ -2,8 +2,8 @@
 //! out.
 
 use crate::types::{
-    ContentBlock, EmbeddedResource, MediaContent, ResourceBody, ResourceContents, ResourceLink,
-    TextContent,
+    Annotations, ContentBlock, EmbeddedResource, MediaContent, ResourceBody, ResourceContents,
+    ResourceLink, Role, TextContent,
 };
 
 impl ContentBlock {
@@ -84,5 +84,50 @@ impl ResourceContents {
             body,
             meta: None,
         }
+    }
+}
+
+impl Annotations {
+    /// No hints yet.
+    ///
+    /// ```
+    /// use palisade_sdk::types::{Annotations, Role};
+    ///
+    /// let hints = Annotations::new()
+    ///     .audience([Role::User])
+    ///     .priority(0.8)
+    ///     .last_modified("2025-01-12T15:00:58Z");
+    /// assert_eq!(hints.priority, Some(0.8));
+    /// ```
+    pub fn new() -> Self {
+        Annotations {
+            audience: Vec::new(),
+            priority: None,
+            last_modified: None,
+        }
+    }
+
+    /// Sets who the content is for.
+    pub fn audience(mut self, audience: impl IntoIterator<Item = Role>) -> Self {
+        self.audience = audience.into_iter().collect();
+        self
+    }
+
+    /// Sets how important the content is, from 0 (optional) to 1 (required).
+    pub fn priority(mut self, priority: f64) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// Sets when the underlying data last changed, an ISO 8601 timestamp.
+    pub fn last_modified(mut self, timestamp: impl Into<String>) -> Self {
+        self.last_modified = Some(timestamp.into());
+        self
+    }
+}
+
+impl Default for Annotations {
+    fn default() -> Self {
+        Self::new()
     }
 }

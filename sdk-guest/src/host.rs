@@ -5,14 +5,13 @@
 
 use crate::bindings::palisade::plugin::host as raw;
 
-/// Less common host functions, re-exported as generated: asking the user (`elicit`), asking the
-/// client's model (`sample`) and change notifications.
+/// Less common host functions, re-exported as generated: asking the user (`elicit`) and asking
+/// the client's model (`sample`).
 pub use raw::{
-    ElicitationAction, ElicitationRequest, ElicitationResponse, FormElicitation, ListKind,
-    SamplingMessage, SamplingRequest, SamplingResponse, UrlElicitation, elicit,
-    notify_list_changed, notify_resource_updated, sample,
+    ElicitationAction, ElicitationRequest, ElicitationResponse, FormElicitation, SamplingMessage,
+    SamplingRequest, SamplingResponse, UrlElicitation, elicit, sample,
 };
-pub use raw::{LogLevel, Root};
+pub use raw::{ListKind, LogLevel, Root};
 
 /// Writes a log message: to the host's log, tagged with the plugin's name, and to the MCP client
 /// when it asked for this level.
@@ -36,4 +35,18 @@ pub fn is_cancelled() -> bool {
 /// plugin sees it at (such as `/roots/project`).
 pub fn list_roots() -> Vec<Root> {
     raw::list_roots()
+}
+
+/// Tells the host that the resource at `uri` changed: clients subscribed to it get
+/// `notifications/resources/updated`. A resource listed with a
+/// [`file`](crate::ResourceInfo::file) is watched by the host anyway; call this for changes the
+/// host cannot see, or right after writing the file yourself.
+pub fn notify_resource_updated(uri: &str) {
+    raw::notify_resource_updated(uri);
+}
+
+/// Tells the host that one of this plugin's lists changed (tools, resources and templates, or
+/// prompts); the host asks for it again and tells clients (`notifications/.../list_changed`).
+pub fn notify_list_changed(kind: ListKind) {
+    raw::notify_list_changed(kind);
 }
