@@ -148,7 +148,10 @@ async fn serve(args: ServeArgs) -> Result<()> {
         Catalog::new(plugins.clone(), native).context("cannot serve these plugins together")?;
     let server = Server::new(catalog, config.page_size, roots);
     if config.watch {
-        live::start(server.clone(), runtime, options, plugins)?;
+        // Serving matters more than reloading: without a watcher, say so and go on.
+        if let Err(e) = live::start(server.clone(), runtime, options, plugins) {
+            tracing::warn!("live reload is off: cannot watch files: {e:#}");
+        }
     }
     tracing::info!(
         tools = server.catalog().tools().len(),

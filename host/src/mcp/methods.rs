@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::client_requests::SessionClient;
 use super::jsonrpc::{
     INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
 };
@@ -309,6 +310,7 @@ impl Session {
             cancelled: call.cancelled.clone(),
             roots,
             events: Some(events),
+            client: Some(Arc::new(SessionClient(self.clone()))),
         };
         let result = f(ctx).await;
         // The call's store, and with it the event sender, is gone: let the forwarder flush so

@@ -1,5 +1,6 @@
 //! The Model Context Protocol: JSON-RPC framing, revisions, sessions and the wire shapes of results.
 
+mod client_requests;
 pub mod jsonrpc;
 mod lists;
 mod methods;

@@ -24,8 +24,8 @@ pub type Outbox = mpsc::UnboundedSender<Value>;
 /// The work of one request: its response, or `None` when it gets none (cancelled).
 type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
 
-/// How long the server waits for the client to answer one of its requests.
-const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the server waits for the client's roots.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a call for a plugin granted roots waits for the client's first `roots/list` answer.
 const FIRST_ROOTS_WAIT: Duration = Duration::from_secs(5);
@@ -41,6 +41,8 @@ pub struct Session {
     closed: CancellationToken,
     /// Whether the client declared the `roots` capability.
     client_has_roots: std::sync::atomic::AtomicBool,
+    /// The client's capabilities, from `initialize`.
+    pub(super) client_capabilities: std::sync::OnceLock<Value>,
     /// The roots calls get: the client's, or the server's when the client gives none.
     roots: RwLock<Arc<Vec<Root>>>,
     /// `true` once the roots are known (at once, unless the client declared `roots`).
@@ -67,6 +69,7 @@ impl Session {
             tasks: TaskTracker::new(),
             closed: CancellationToken::new(),
             client_has_roots: Default::default(),
+            client_capabilities: Default::default(),
             roots_ready: watch::channel(false).0,
             pending: Mutex::new(HashMap::new()),
             next_request_id: AtomicU64::new(1),
@@ -293,6 +296,9 @@ impl Session {
             .and_then(Value::as_str)
             .unwrap_or("unknown");
         tracing::info!(client, requested, negotiated = %negotiated, "initialize");
+        let _ = self
+            .client_capabilities
+            .set(params.get("capabilities").cloned().unwrap_or_default());
         let has_roots = params
             .get("capabilities")
             .and_then(|c| c.get("roots"))
@@ -311,7 +317,12 @@ impl Session {
     }
 
     /// Sends a request to the client and waits for its answer: the result, or why there is none.
-    pub(super) async fn ask_client(&self, method: &str, params: Value) -> Result<Value, String> {
+    pub(super) async fn ask_client(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
         let id = format!(
             "palisade-{}",
             self.next_request_id.fetch_add(1, Ordering::Relaxed)
@@ -329,8 +340,8 @@ impl Session {
                 Ok(Err(error)) => Err(format!("the client answered {method} with an error: {error}")),
                 Err(_) => Err(format!("{method}: the session ended")),
             },
-            _ = tokio::time::sleep(CLIENT_REQUEST_TIMEOUT) => {
-                Err(format!("the client did not answer {method} within {CLIENT_REQUEST_TIMEOUT:?}"))
+            _ = tokio::time::sleep(timeout) => {
+                Err(format!("the client did not answer {method} within {} s", timeout.as_secs()))
             }
             _ = self.closed.cancelled() => Err(format!("{method}: the session ended")),
         };
@@ -345,7 +356,10 @@ impl Session {
     fn refresh_roots(self: &Arc<Self>) {
         let session = self.clone();
         tokio::spawn(async move {
-            match session.ask_client("roots/list", json!({})).await {
+            match session
+                .ask_client("roots/list", json!({}), ROOTS_TIMEOUT)
+                .await
+            {
                 Ok(result) => {
                     let roots = roots::from_client(&result);
                     *session.roots.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(roots);

@@ -23,6 +23,18 @@ pub struct CallContext {
     /// Where the plugin's progress reports, logs and notifications go, when a client session
     /// made the call (not at load).
     pub events: Option<mpsc::UnboundedSender<PluginEvent>>,
+    /// The client, for the plugin's requests to it (elicitation, sampling).
+    pub client: Option<Arc<dyn ClientChannel>>,
+}
+
+/// A plugin's answer from the client, or why there is none (said to the plugin).
+pub type ClientAnswer<T> = std::pin::Pin<Box<dyn Future<Output = Result<T, String>> + Send>>;
+
+/// Requests a plugin may make of the client that made the call. The protocol layer decides
+/// whether the client can answer them and shapes them for its revision.
+pub trait ClientChannel: Send + Sync {
+    fn elicit(&self, request: ElicitationRequest) -> ClientAnswer<ElicitationResponse>;
+    fn sample(&self, request: SamplingRequest) -> ClientAnswer<SamplingResponse>;
 }
 
 /// Something a plugin reported while running, for the protocol layer to forward.
@@ -49,6 +61,9 @@ impl StoreState {
         }
     }
 }
+
+const NO_CLIENT: &str =
+    "no client to ask: this call was not made by a client (the plugin is being loaded)";
 
 impl host::Host for StoreState {
     async fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
@@ -103,22 +118,22 @@ impl host::Host for StoreState {
 
     async fn elicit(
         &mut self,
-        _request: ElicitationRequest,
+        request: ElicitationRequest,
     ) -> wasmtime::Result<Result<ElicitationResponse, String>> {
-        Ok(Err(
-            "elicitation is unavailable: this Palisade version does not forward requests to the client"
-                .to_string(),
-        ))
+        Ok(match &self.call.client {
+            Some(client) => client.elicit(request).await,
+            None => Err(NO_CLIENT.to_string()),
+        })
     }
 
     async fn sample(
         &mut self,
-        _request: SamplingRequest,
+        request: SamplingRequest,
     ) -> wasmtime::Result<Result<SamplingResponse, String>> {
-        Ok(Err(
-            "sampling is unavailable: this Palisade version does not forward requests to the client"
-                .to_string(),
-        ))
+        Ok(match &self.call.client {
+            Some(client) => client.sample(request).await,
+            None => Err(NO_CLIENT.to_string()),
+        })
     }
 
     async fn notify_resource_updated(&mut self, uri: String) -> wasmtime::Result<()> {

@@ -10,7 +10,7 @@ mod plugin;
 pub mod sandbox;
 
 pub use engine::{CompileCache, EpochTicker, new_engine};
-pub use host_api::{CallContext, PluginEvent};
+pub use host_api::{CallContext, ClientAnswer, ClientChannel, PluginEvent};
 pub use plugin::{CallError, Exports, Plugin, inspect};
 
 use wasmtime::Engine;
