@@ -879,6 +879,123 @@ impl Server {
         self.stdout_closed
     }
 
+    // -- server requests ----------------------------------------------------
+    //
+    // Requests the server sends the client (such as `roots/list`) are validated as
+    // `ServerRequest`s and kept in the inbox, like responses, until a test takes them here.
+    // Notifications waited for here are looked up in `notifications` first.
+
+    /// `initialize` declaring the client `capabilities` (such as `{"roots": {"listChanged": true}}`),
+    /// then `notifications/initialized`; returns the result.
+    pub fn initialize_with_capabilities(&mut self, version: &str, capabilities: Value) -> Value {
+        let resp = self.request_timeout(
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": capabilities,
+                "clientInfo": {"name": "palisade-tests", "version": env!("CARGO_PKG_VERSION")}
+            }),
+            startup_timeout(),
+        );
+        let result = self.expect_result(resp);
+        self.notify("notifications/initialized", Value::Null);
+        result
+    }
+
+    fn is_server_request(msg: &Value, method: &str) -> bool {
+        msg.get("id").is_some() && msg.get("method").and_then(Value::as_str) == Some(method)
+    }
+
+    /// Waits for the server's next request with `method` (one already received comes first) and
+    /// takes it: the whole message, with `id` and `params`. Other messages arriving meanwhile are
+    /// kept, as [`wait_response`](Self::wait_response) keeps them. Fails on timeout.
+    pub fn wait_server_request(&mut self, method: &str, timeout: Duration) -> Value {
+        if let Some(pos) = self
+            .inbox
+            .iter()
+            .position(|m| Self::is_server_request(m, method))
+        {
+            return self.inbox.remove(pos).unwrap();
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.next_message(deadline) {
+                Recv::Msg(m) if Self::is_server_request(&m, method) => return m,
+                Recv::Msg(m) => self.file_away(m),
+                Recv::Timeout => self.fail(format!(
+                    "the server sent no {method} request within {timeout:?}"
+                )),
+                Recv::Closed => self.fail(format!(
+                    "the server closed stdout before sending a {method} request"
+                )),
+            }
+        }
+    }
+
+    /// Waits `wait` and fails if the server sends a request with `method` meanwhile (or sent one
+    /// that is still kept).
+    pub fn expect_no_server_request(&mut self, method: &str, wait: Duration) {
+        if let Some(m) = self
+            .inbox
+            .iter()
+            .find(|m| Self::is_server_request(m, method))
+        {
+            self.fail(format!(
+                "the server sent a {method} request, expected none: {m}"
+            ));
+        }
+        let deadline = Instant::now() + wait;
+        loop {
+            match self.next_message(deadline) {
+                Recv::Msg(m) if Self::is_server_request(&m, method) => self.fail(format!(
+                    "the server sent a {method} request, expected none: {m}"
+                )),
+                Recv::Msg(m) => self.file_away(m),
+                Recv::Timeout | Recv::Closed => return,
+            }
+        }
+    }
+
+    /// Answers the server's request `id` with `result`.
+    pub fn respond(&mut self, id: &Value, result: Value) {
+        self.send_json(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    /// Answers the server's request `id` with a JSON-RPC error.
+    pub fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
+        self.send_json(&json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": code, "message": message}
+        }));
+    }
+
+    /// Waits for a notification with `method` (one already kept in
+    /// [`notifications`](Self::notifications) comes first) and takes it. Other messages arriving
+    /// meanwhile are kept. Fails on timeout.
+    pub fn wait_notification(&mut self, method: &str, timeout: Duration) -> Value {
+        let is_it = |m: &Value| m.get("id").is_none() && m.get("method") == Some(&json!(method));
+        if let Some(pos) = self.notifications.iter().position(is_it) {
+            return self.notifications.remove(pos);
+        }
+        if let Some(pos) = self.inbox.iter().position(is_it) {
+            return self.inbox.remove(pos).unwrap();
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.next_message(deadline) {
+                Recv::Msg(m) if is_it(&m) => return m,
+                Recv::Msg(m) => self.file_away(m),
+                Recv::Timeout => self.fail(format!("no {method} notification within {timeout:?}")),
+                Recv::Closed => self.fail(format!(
+                    "the server closed stdout before sending a {method} notification"
+                )),
+            }
+        }
+    }
+
+    // -- end of server requests ---------------------------------------------
+
     // -- ending -------------------------------------------------------------
 
     /// Kills the server (no validation of what follows).
@@ -1243,4 +1360,129 @@ mod tests {
         assert_eq!(toml_str("a\"b\\c\n"), r#""a\"b\\c\n""#);
         assert_eq!(toml_str("/tmp/x y"), r#""/tmp/x y""#);
     }
+}
+
+// -- resources & prompts helpers --
+//
+// For tests of resources, prompts, completion and logging. The harness validates every result
+// only as a generic `Result` (it does not know what a request of these methods returns); these
+// helpers also check the specific result definition of the protocol version in force.
+
+/// JSON-RPC error code MCP uses for an unknown resource (server/resources.mdx, Error Handling).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+impl Server {
+    /// Sends a request, expects a result, and validates it against the schema definition
+    /// `definition` (such as `ListResourcesResult`) of the protocol version in force.
+    #[track_caller]
+    pub fn typed_result(&mut self, method: &str, params: Value, definition: &str) -> Value {
+        let result = self.result(method, params);
+        let version = self.version.clone();
+        if let Err(e) = validate_against(&version, definition, &result) {
+            self.fail(format!("result of {method}: {e}\nresult: {result}"));
+        }
+        result
+    }
+
+    /// Every item of the paginated list `method` (`key` names the array in its result, such as
+    /// `resources`), following `nextCursor` to the end; each page is validated against
+    /// `definition`. Also returns the size of each page.
+    pub fn list_all_pages(
+        &mut self,
+        method: &str,
+        key: &str,
+        definition: &str,
+    ) -> (Vec<Value>, Vec<usize>) {
+        let mut items = Vec::new();
+        let mut pages = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..1000 {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => Value::Null,
+            };
+            let result = self.typed_result(method, params, definition);
+            let Some(page) = result[key].as_array().cloned() else {
+                self.fail(format!(
+                    "{method}: the result has no array {key:?}: {result}"
+                ));
+            };
+            pages.push(page.len());
+            items.extend(page);
+            match result.get("nextCursor") {
+                None | Some(Value::Null) => return (items, pages),
+                Some(Value::String(c)) => cursor = Some(c.clone()),
+                Some(other) => self.fail(format!("nextCursor is not a string: {other}")),
+            }
+        }
+        self.fail(format!("{method} pagination did not end after 1000 pages"));
+    }
+
+    /// Waits (at most `timeout`) for a notification with `method` whose `params` satisfy `pred`,
+    /// and takes it; one kept in [`notifications`](Self::notifications) comes first. Other
+    /// messages arriving meanwhile are kept. `None` on timeout or when stdout closed.
+    pub fn wait_notification_where(
+        &mut self,
+        method: &str,
+        pred: impl Fn(&Value) -> bool,
+        timeout: Duration,
+    ) -> Option<Value> {
+        let is_it = |m: &Value| {
+            m.get("id").is_none()
+                && m.get("method").and_then(Value::as_str) == Some(method)
+                && pred(m.get("params").unwrap_or(&Value::Null))
+        };
+        if let Some(pos) = self.notifications.iter().position(&is_it) {
+            return Some(self.notifications.remove(pos));
+        }
+        if let Some(pos) = self.inbox.iter().position(&is_it) {
+            return self.inbox.remove(pos);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.next_message(deadline) {
+                Recv::Msg(m) if is_it(&m) => return Some(m),
+                Recv::Msg(m) => self.file_away(m),
+                Recv::Timeout | Recv::Closed => return None,
+            }
+        }
+    }
+
+    /// Takes every notification with `method` received so far (without waiting).
+    pub fn take_notifications(&mut self, method: &str) -> Vec<Value> {
+        let is_it = |m: &Value| {
+            m.get("id").is_none() && m.get("method").and_then(Value::as_str) == Some(method)
+        };
+        let mut taken = Vec::new();
+        let mut kept = Vec::new();
+        for n in self.notifications.drain(..) {
+            if is_it(&n) {
+                taken.push(n);
+            } else {
+                kept.push(n);
+            }
+        }
+        self.notifications = kept;
+        let mut inbox = VecDeque::new();
+        for m in self.inbox.drain(..) {
+            if is_it(&m) {
+                taken.push(m);
+            } else {
+                inbox.push_back(m);
+            }
+        }
+        self.inbox = inbox;
+        taken
+    }
+}
+
+/// The `error` of an error response with `code`; panics (quoting the response) otherwise.
+#[track_caller]
+pub fn expect_error_code(resp: &Value, code: i64) -> Value {
+    assert_eq!(
+        error_code(resp),
+        Some(code),
+        "expected an error response with code {code}, got {resp}"
+    );
+    resp["error"].clone()
 }

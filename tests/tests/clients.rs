@@ -101,3 +101,67 @@ fn mcp_inspector_cli_lists_and_calls_tools_over_stdio() {
     );
     assert_ne!(called["isError"], true, "{called}");
 }
+
+/// Proves: the official Python SDK (a real client with a roots callback) works with every part of
+/// the server at once: it lists and reads resources and templates (`notes://welcome`), lists and
+/// gets prompts, completes a prompt argument and a template variable, and its roots (from the
+/// callback, and again after it sends `notifications/roots/list_changed`) are what the files
+/// plugin reads, with nothing outside them. The script asserts each step.
+#[test]
+fn official_python_sdk_uses_resources_prompts_completions_and_roots() {
+    let tmp = tempdir();
+    let notes = tmp.path().join("notes");
+    write_file(
+        notes.join("welcome.md"),
+        "# Welcome\n\nA note served as notes://welcome.\n",
+    );
+    write_file(notes.join("todo.md"), "- [ ] test the surface\n");
+    write_file(notes.join("recipes.md"), "# Bread\n\nFlour, water, salt.\n");
+    let project = tmp.path().join("project");
+    write_file(project.join("hello.txt"), "hello from the client's root\n");
+    let second = tmp.path().join("second");
+    write_file(second.join("other.txt"), "the second root\n");
+    let config = config_file(
+        tmp.path(),
+        &format!(
+            "[plugins.notes]\npath = {notes_wasm}\n\
+             [[plugins.notes.dirs]]\nhost = {notes_dir}\nguest = \"/notes\"\nmode = \"read-only\"\n\n\
+             [plugins.prompts]\npath = {prompts_wasm}\n\n\
+             [plugins.files]\npath = {files_wasm}\nroots = \"read-only\"\n",
+            notes_wasm = toml_str(&plugin_arg("notes")),
+            notes_dir = toml_str(&path_str(&notes)),
+            prompts_wasm = toml_str(&plugin_arg("prompts")),
+            files_wasm = toml_str(&plugin_arg("files")),
+        ),
+    );
+    let cache = tempdir();
+    let script = repo_root().join("tests/clients/python_surface.py");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(palisade_bin())
+        .arg(&config)
+        .arg(cache.path())
+        .arg(&notes)
+        .arg(&project)
+        .arg(&second)
+        .output()
+        .expect("running the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    for line in [
+        "resources ['notes://recipes', 'notes://todo', 'notes://welcome']",
+        "templates ['notes://{name}']",
+        "read notes://welcome -> # Welcome",
+        "complete language 'Ja' -> ['Java', 'JavaScript']",
+        "complete note 'we' -> ['welcome']",
+        "read_file in the root -> hello from the client's root",
+        "roots after list_changed -> ['/roots/second']",
+        "surface ok",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
+    }
+}

@@ -172,18 +172,27 @@ impl Catalog {
     pub fn completion_route(
         &self,
         target: &CompletionTarget,
+        argument: &str,
     ) -> Result<Option<(Arc<Plugin>, CompletionRef)>, String> {
         let (plugin, own) = match target {
             CompletionTarget::Prompt(name) => {
                 let prompt = self
                     .prompt(name)
                     .ok_or_else(|| format!("unknown prompt: {name}"))?;
+                if !prompt.prompt.arguments.iter().any(|a| a.name == argument) {
+                    return Err(format!("prompt `{name}` has no argument `{argument}`"));
+                }
                 (
                     prompt.plugin.clone(),
                     CompletionRef::Prompt(prompt.prompt.name.clone()),
                 )
             }
             CompletionTarget::Resource(uri) => match self.resources.template(uri) {
+                Some(t) if !t.parsed.variables().iter().any(|v| v == argument) => {
+                    return Err(format!(
+                        "resource template `{uri}` has no variable `{argument}`"
+                    ));
+                }
                 Some(t) => (
                     t.plugin.clone(),
                     CompletionRef::ResourceTemplate(t.template.uri_template.clone()),

@@ -14,7 +14,7 @@ use crate::runtime::bindings::resources;
 pub struct CatalogTemplate {
     pub plugin: Arc<Plugin>,
     pub template: resources::ResourceTemplate,
-    parsed: UriTemplate,
+    pub parsed: UriTemplate,
 }
 
 /// The routes of every resource URI.

@@ -13,6 +13,8 @@ use std::collections::HashSet;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UriTemplate {
     tokens: Vec<Token>,
+    /// The names of its variables, in order.
+    variables: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +48,7 @@ impl UriTemplate {
     /// Parses `template`; the error says what is wrong.
     pub fn parse(template: &str) -> Result<UriTemplate, String> {
         let mut tokens = Vec::new();
+        let mut variables = Vec::new();
         let mut chars = template.chars();
         while let Some(c) = chars.next() {
             match c {
@@ -63,6 +66,11 @@ impl UriTemplate {
                     tokens.push(Token::Expression(expression_class(&body).ok_or_else(
                         || format!("invalid expression `{{{body}}}` in URI template `{template}`"),
                     )?));
+                    let names = body.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+                    for spec in names.split(',') {
+                        let name = spec.trim_end_matches('*').split(':').next().unwrap_or("");
+                        variables.push(name.to_string());
+                    }
                 }
                 '}' => return Err(format!("unmatched `}}` in URI template `{template}`")),
                 c if c.is_whitespace() || c.is_control() => {
@@ -71,7 +79,12 @@ impl UriTemplate {
                 c => tokens.push(Token::Literal(c)),
             }
         }
-        Ok(UriTemplate { tokens })
+        Ok(UriTemplate { tokens, variables })
+    }
+
+    /// The names of the template's variables.
+    pub fn variables(&self) -> &[String] {
+        &self.variables
     }
 
     /// Whether some expansion of the template could be `uri`.
@@ -204,6 +217,10 @@ mod tests {
         assert!(!t("file:///{path}").matches("file:///a/b"));
         assert!(t("search://{?q,lang}").matches("search://?q=x&lang=en"));
         assert!(t("notes://{name}").matches("notes://caf%C3%A9"));
+        assert_eq!(
+            t("search://{?q,lang}/{+rest:3}").variables(),
+            ["q", "lang", "rest"]
+        );
     }
 
     #[test]

@@ -249,7 +249,7 @@ impl Session {
             .unwrap_or_default();
         let catalog = self.server.catalog();
         let route = catalog
-            .completion_route(&target)
+            .completion_route(&target, &argument.0)
             .map_err(RpcError::invalid_params)?;
         let Some((plugin, own_target)) = route else {
             // Nothing completes this argument: no suggestions.

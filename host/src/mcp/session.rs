@@ -27,8 +27,8 @@ type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
 /// How long the server waits for the client's roots.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long a call for a plugin granted roots waits for the client's first `roots/list` answer.
-const FIRST_ROOTS_WAIT: Duration = Duration::from_secs(5);
+/// How long a call for a plugin granted roots waits for the client's `roots/list` answer.
+const ROOTS_WAIT: Duration = Duration::from_secs(5);
 
 pub struct Session {
     pub(super) server: Arc<Server>,
@@ -45,10 +45,10 @@ pub struct Session {
     pub(super) client_capabilities: std::sync::OnceLock<Value>,
     /// The roots calls get: the client's, or the server's when the client gives none.
     roots: RwLock<Arc<Vec<Root>>>,
-    /// `true` once the roots are known (at once, unless the client declared `roots`).
-    roots_ready: watch::Sender<bool>,
+    /// Whether the roots are settled: calls wait while a `roots/list` is unanswered.
+    roots_state: watch::Sender<RootsState>,
     /// Requests of ours waiting for the client's answer, by id.
-    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, Value>>>>,
+    pending: Mutex<HashMap<String, Waiter>>,
     next_request_id: AtomicU64,
     /// The client's `logging/setLevel`.
     pub(super) log_level: Mutex<LogLevel>,
@@ -70,7 +70,7 @@ impl Session {
             closed: CancellationToken::new(),
             client_has_roots: Default::default(),
             client_capabilities: Default::default(),
-            roots_ready: watch::channel(false).0,
+            roots_state: watch::channel(RootsState::default()).0,
             pending: Mutex::new(HashMap::new()),
             next_request_id: AtomicU64::new(1),
             // No level set: info and above, as most servers do.
@@ -166,9 +166,11 @@ impl Session {
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&id.to_string());
                 match waiting {
-                    Some(waiting) => {
+                    Some(Waiter::Reply(waiting)) => {
                         let _ = waiting.send(outcome);
                     }
+                    // Taken in here, in the order the client answers, before the next message.
+                    Some(Waiter::Roots) => self.take_roots(outcome.map_err(|e| e.to_string())),
                     None => tracing::debug!(%id, "ignoring a response to no request of ours"),
                 }
                 return None;
@@ -305,7 +307,7 @@ impl Session {
             .is_some_and(Value::is_object);
         self.client_has_roots.store(has_roots, Ordering::Relaxed);
         if !has_roots {
-            self.roots_ready.send_replace(true);
+            self.roots_state.send_modify(|state| state.known = true);
         }
         *version = Some(negotiated);
         Ok(self.server.initialize_result(negotiated))
@@ -316,6 +318,22 @@ impl Session {
         let _ = self.outbox.send(message);
     }
 
+    /// Sends a request to the client; its answer goes to `waiter`. Returns the key of the
+    /// pending entry.
+    fn send_request(&self, method: &str, params: Value, waiter: Waiter) -> String {
+        let id = format!(
+            "palisade-{}",
+            self.next_request_id.fetch_add(1, Ordering::Relaxed)
+        );
+        let key = Value::String(id.clone()).to_string();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), waiter);
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        key
+    }
+
     /// Sends a request to the client and waits for its answer: the result, or why there is none.
     pub(super) async fn ask_client(
         &self,
@@ -323,17 +341,8 @@ impl Session {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, String> {
-        let id = format!(
-            "palisade-{}",
-            self.next_request_id.fetch_add(1, Ordering::Relaxed)
-        );
         let (tx, rx) = oneshot::channel();
-        let key = Value::String(id.clone()).to_string();
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key.clone(), tx);
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let key = self.send_request(method, params, Waiter::Reply(tx));
         let outcome = tokio::select! {
             answer = rx => match answer {
                 Ok(Ok(result)) => Ok(result),
@@ -352,30 +361,77 @@ impl Session {
         outcome
     }
 
-    /// Asks the client for its roots; calls that start after the answer see them.
+    /// Asks the client for its roots. Calls that start from now on wait for the answer (a root
+    /// change applies to the next call); calls already running keep the roots they had.
     fn refresh_roots(self: &Arc<Self>) {
-        let session = self.clone();
+        self.roots_state.send_modify(|state| state.outstanding += 1);
+        let key = self.send_request("roots/list", json!({}), Waiter::Roots);
+        let session = Arc::downgrade(self);
         tokio::spawn(async move {
-            match session
-                .ask_client("roots/list", json!({}), ROOTS_TIMEOUT)
-                .await
-            {
-                Ok(result) => {
-                    let roots = roots::from_client(&result);
-                    *session.roots.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(roots);
-                }
-                Err(why) => tracing::warn!("cannot get the client's roots: {why}"),
+            tokio::time::sleep(ROOTS_TIMEOUT).await;
+            let Some(session) = session.upgrade() else {
+                return;
+            };
+            let unanswered = session
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key)
+                .is_some();
+            if unanswered {
+                session.take_roots(Err(format!(
+                    "no answer within {} s",
+                    ROOTS_TIMEOUT.as_secs()
+                )));
             }
-            session.roots_ready.send_replace(true);
         });
     }
 
-    /// The roots a call starting now gets; for the first calls, after the client's answer.
+    /// Takes the client's answer to a `roots/list`: the last answer is the one in force.
+    fn take_roots(&self, answer: Result<Value, String>) {
+        let roots = match answer {
+            Ok(result) => Some(roots::from_client(&result)),
+            Err(why) => {
+                tracing::warn!("cannot get the client's roots, keeping the previous ones: {why}");
+                None
+            }
+        };
+        self.roots_state.send_modify(|state| {
+            if let Some(roots) = roots {
+                *self.roots.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(roots);
+            }
+            state.outstanding = state.outstanding.saturating_sub(1);
+            state.known = true;
+        });
+    }
+
+    /// The roots a call starting now gets: once the client's pending answers are in (waiting at
+    /// most [`ROOTS_WAIT`]).
     pub(super) async fn current_roots(&self) -> Arc<Vec<Root>> {
-        let mut ready = self.roots_ready.subscribe();
-        let _ = tokio::time::timeout(FIRST_ROOTS_WAIT, ready.wait_for(|r| *r)).await;
+        let mut state = self.roots_state.subscribe();
+        let settled = state.wait_for(|s| s.known && s.outstanding == 0);
+        if tokio::time::timeout(ROOTS_WAIT, settled).await.is_err() {
+            tracing::warn!("the client has not answered roots/list; using the roots known so far");
+        }
         self.roots.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
+}
+
+/// Who waits for the answer to a request of ours.
+enum Waiter {
+    /// A task, through this channel.
+    Reply(oneshot::Sender<Result<Value, Value>>),
+    /// The session's roots.
+    Roots,
+}
+
+/// Where the roots stand.
+#[derive(Debug, Clone, Copy, Default)]
+struct RootsState {
+    /// Known: the client gave them, failed to, or does not have any.
+    known: bool,
+    /// `roots/list` requests not answered yet.
+    outstanding: usize,
 }
 
 /// Tells the client about list changes and updates of resources it subscribed to, from the

@@ -157,6 +157,34 @@ fn environment(_: NoArgs) -> String {
     text
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct Log {
+    /// One of debug, info, notice, warning, error, critical, alert, emergency.
+    level: String,
+    /// How many messages to log, numbered from 1.
+    count: u32,
+}
+
+/// Logs `count` messages at `level` through the host, as fast as it can.
+fn log(args: Log) -> Result<String, String> {
+    use palisade_sdk::host::LogLevel;
+    let level = match args.level.as_str() {
+        "debug" => LogLevel::Debug,
+        "info" => LogLevel::Info,
+        "notice" => LogLevel::Notice,
+        "warning" => LogLevel::Warning,
+        "error" => LogLevel::Error,
+        "critical" => LogLevel::Critical,
+        "alert" => LogLevel::Alert,
+        "emergency" => LogLevel::Emergency,
+        other => return Err(format!("unknown level `{other}`")),
+    };
+    for n in 1..=args.count {
+        palisade_sdk::host::log(level, &format!("message {n}"));
+    }
+    Ok(format!("logged {} messages", args.count))
+}
+
 palisade_sdk::export_plugin! {
     tools: [
         Tool::new("spin", spin).description("Loop forever"),
@@ -170,5 +198,6 @@ palisade_sdk::export_plugin! {
         Tool::new("progress", progress).description("Report progress many times, some of it backwards"),
         Tool::new("until_cancelled", until_cancelled).description("Work until cancelled, checking is-cancelled"),
         Tool::new("ok", |_: NoArgs| "still fine").description("Answer `still fine`"),
+        Tool::new("log", log).description("Log count messages at level through the host"),
     ],
 }
