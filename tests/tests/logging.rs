@@ -147,7 +147,9 @@ fn a_plugin_cannot_flood_the_client_with_logs() {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let warning = next.first().expect("the plugin may log again after a while");
+    let warning = next
+        .first()
+        .expect("the plugin may log again after a while");
     assert_eq!(warning["params"]["level"], "warning", "{warning}");
     assert!(
         warning["params"]["data"]

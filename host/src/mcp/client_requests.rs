@@ -62,6 +62,11 @@ impl Session {
 
     fn elicitation_params(&self, request: ElicitationRequest) -> Result<Value, String> {
         let version = self.version().ok_or("the session is not initialized")?;
+        if version < V::V2025_06_18 {
+            return Err(format!(
+                "protocol {version} has no elicitation (2025-06-18 added it)"
+            ));
+        }
         let capability = self
             .client_capability("elicitation")
             .ok_or("the client cannot be asked: it did not declare the elicitation capability")?;
