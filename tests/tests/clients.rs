@@ -48,20 +48,33 @@ fn official_python_sdk_lists_and_calls_tools_over_stdio() {
 
 /// Runs the MCP Inspector's CLI against `palisade serve --plugin hello.wasm`; returns its JSON.
 fn inspector(cache: &std::path::Path, method_args: &[&str]) -> serde_json::Value {
+    let hello = path_str(&plugin_path("hello"));
+    inspector_with(cache, &["--plugin", &hello], method_args)
+}
+
+/// Runs the MCP Inspector's CLI against `palisade serve <serve_args>`; returns its JSON.
+fn inspector_with(
+    cache: &std::path::Path,
+    serve_args: &[&str],
+    method_args: &[&str],
+) -> serde_json::Value {
     let inspector = repo_root().join("tests/clients/node_modules/.bin/mcp-inspector");
     assert!(
         inspector.exists(),
         "{} is missing: run ./dev test (it installs the MCP Inspector for this test)",
         inspector.display()
     );
+    // The Inspector's own options first; after `--`, the server command (whose `--config` the
+    // Inspector would otherwise take for its own).
     let out = Command::new(&inspector)
         .arg("--cli")
+        .args(method_args)
+        .arg("--")
         .arg(palisade_bin())
-        .args(["serve", "--plugin"])
-        .arg(plugin_path("hello"))
+        .arg("serve")
+        .args(serve_args)
         .arg("--cache-dir")
         .arg(cache)
-        .args(method_args)
         .output()
         .expect("running the MCP Inspector");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -164,4 +177,61 @@ fn official_python_sdk_uses_resources_prompts_completions_and_roots() {
     ] {
         assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
     }
+}
+
+/// Proves: the MCP Inspector, as a new user drives it, browses resources and templates, reads a
+/// note, and fills a prompt, against the example configuration.
+#[test]
+fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
+    let cache = tempdir();
+    let config = path_str(&repo_root().join("plugins/palisade.toml"));
+    let serve = ["--config", config.as_str(), "--no-watch"];
+    let listed = inspector_with(cache.path(), &serve, &["--method", "resources/list"]);
+    let uris: Vec<&str> = listed["resources"]
+        .as_array()
+        .expect("a resources array")
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert_eq!(
+        uris,
+        ["notes://recipes", "notes://todo", "notes://welcome"],
+        "{listed}"
+    );
+    let templates = inspector_with(
+        cache.path(),
+        &serve,
+        &["--method", "resources/templates/list"],
+    );
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"], "notes://{name}",
+        "{templates}"
+    );
+    let read = inspector_with(
+        cache.path(),
+        &serve,
+        &["--method", "resources/read", "--uri", "notes://welcome"],
+    );
+    let welcome =
+        std::fs::read_to_string(repo_root().join("plugins/notes/example/welcome.md")).unwrap();
+    assert_eq!(read["contents"][0]["text"], welcome.as_str(), "{read}");
+    let prompt = inspector_with(
+        cache.path(),
+        &serve,
+        &[
+            "--method",
+            "prompts/get",
+            "--prompt-name",
+            "prompts_summarize",
+            "--prompt-args",
+            "text=Palisade runs tools in a sandbox.",
+        ],
+    );
+    let text = prompt["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("Palisade runs tools in a sandbox."),
+        "{prompt}"
+    );
 }

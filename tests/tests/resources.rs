@@ -625,3 +625,49 @@ fn two_plugins_claiming_the_same_uris_refuse_to_start() {
         );
     }
 }
+
+/// Proves: resources and templates of two plugins are merged into one list sorted by URI and
+/// paginated across the plugins' boundary; each URI is read from the plugin that serves it.
+#[test]
+fn lists_merge_and_paginate_across_plugins() {
+    let notes = Notes::new("read-only", &[("a.md", "A"), ("z.md", "Z")]);
+    let mut config = std::fs::read_to_string(&notes.config).unwrap();
+    config.push_str(&format!(
+        "\n[plugins.conformance]\npath = {}\nprefix = \"\"\n",
+        toml_str(&plugin_arg("conformance"))
+    ));
+    std::fs::write(&notes.config, config).unwrap();
+    let mut s = notes.start("2025-11-25", &["--page-size", "2"]);
+    let (resources, pages) = s.list_all_pages("resources/list", "resources", "ListResourcesResult");
+    assert_eq!(
+        uris(&resources),
+        [
+            "notes://a",
+            "notes://z",
+            "test://static-binary",
+            "test://static-text",
+            "test://watched-resource"
+        ]
+    );
+    assert_eq!(pages, [2, 2, 1]);
+    let (templates, pages) = s.list_all_pages(
+        "resources/templates/list",
+        "resourceTemplates",
+        "ListResourceTemplatesResult",
+    );
+    let templates: Vec<&str> = templates
+        .iter()
+        .filter_map(|t| t["uriTemplate"].as_str())
+        .collect();
+    assert_eq!(templates, ["notes://{name}", "test://template/{id}/data"]);
+    assert_eq!(pages, [2]);
+    assert_eq!(read_text(&mut s, "notes://z"), "Z");
+    let text = read(&mut s, "test://static-text");
+    assert_eq!(text["contents"][0]["mimeType"], "text/plain", "{text}");
+    assert!(
+        text["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("static text")),
+        "{text}"
+    );
+}
