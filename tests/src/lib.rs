@@ -1284,84 +1284,6 @@ pub fn copy_plugin(name: &str, dest: impl AsRef<Path>) -> PathBuf {
     dest
 }
 
-#[cfg(test)]
-mod tests {
-    //! Checks of the validation itself (they need the MCP schemas, not the binary).
-    use super::*;
-
-    fn init_result(version: &str) -> Value {
-        json!({
-            "protocolVersion": version,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "palisade", "version": "0.1.0"}
-        })
-    }
-
-    #[test]
-    fn definitions_are_enforced_in_every_version() {
-        for v in SUPPORTED_VERSIONS {
-            validate_against(v, "InitializeResult", &init_result(v)).unwrap();
-            // Required members missing: the $ref must not be ignored (draft-07 roots).
-            assert!(
-                validate_against(v, "InitializeResult", &json!({"protocolVersion": v})).is_err(),
-                "{v}"
-            );
-            let (ok_def, err_def) = response_definitions(v);
-            validate_against(v, ok_def, &json!({"jsonrpc": "2.0", "id": 1, "result": {}})).unwrap();
-            assert!(
-                validate_against(v, ok_def, &json!({"jsonrpc": "1.0", "id": 1, "result": {}}))
-                    .is_err()
-            );
-            validate_against(
-                v,
-                err_def,
-                &json!({"jsonrpc": "2.0", "id": "a", "error": {"code": -32601, "message": "x"}}),
-            )
-            .unwrap();
-            assert!(
-                validate_against(
-                    v,
-                    err_def,
-                    &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "x"}})
-                )
-                .is_err()
-            );
-            let text = json!({"content": [{"type": "text", "text": "hi"}], "isError": true});
-            validate_against(v, "CallToolResult", &text).unwrap();
-            assert!(
-                validate_against(v, "CallToolResult", &json!({"content": [{"type": "text"}]}))
-                    .is_err()
-            );
-            assert!(
-                validate_against(v, "ListToolsResult", &json!({"tools": [{"name": "t"}]})).is_err()
-            );
-            validate_against(v, "EmptyResult", &json!({})).unwrap();
-            assert!(validate_against(v, "JSONRPCMessage", &json!(42)).is_err());
-        }
-    }
-
-    #[test]
-    fn null_id_errors_are_checked_member_by_member() {
-        for v in SUPPORTED_VERSIONS {
-            let ok = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
-            validate_null_id_error(v, &ok).unwrap();
-            let bad_code =
-                json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1.5, "message": "x"}});
-            assert!(validate_null_id_error(v, &bad_code).is_err(), "{v}");
-            let extra = json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1, "message": "x"}, "result": {}});
-            assert!(validate_null_id_error(v, &extra).is_err(), "{v}");
-            let no_message = json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1}});
-            assert!(validate_null_id_error(v, &no_message).is_err(), "{v}");
-        }
-    }
-
-    #[test]
-    fn toml_strings_round_trip_through_json_escapes() {
-        assert_eq!(toml_str("a\"b\\c\n"), r#""a\"b\\c\n""#);
-        assert_eq!(toml_str("/tmp/x y"), r#""/tmp/x y""#);
-    }
-}
-
 // -- resources & prompts helpers --
 //
 // For tests of resources, prompts, completion and logging. The harness validates every result
@@ -1485,4 +1407,82 @@ pub fn expect_error_code(resp: &Value, code: i64) -> Value {
         "expected an error response with code {code}, got {resp}"
     );
     resp["error"].clone()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Checks of the validation itself (they need the MCP schemas, not the binary).
+    use super::*;
+
+    fn init_result(version: &str) -> Value {
+        json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "palisade", "version": "0.1.0"}
+        })
+    }
+
+    #[test]
+    fn definitions_are_enforced_in_every_version() {
+        for v in SUPPORTED_VERSIONS {
+            validate_against(v, "InitializeResult", &init_result(v)).unwrap();
+            // Required members missing: the $ref must not be ignored (draft-07 roots).
+            assert!(
+                validate_against(v, "InitializeResult", &json!({"protocolVersion": v})).is_err(),
+                "{v}"
+            );
+            let (ok_def, err_def) = response_definitions(v);
+            validate_against(v, ok_def, &json!({"jsonrpc": "2.0", "id": 1, "result": {}})).unwrap();
+            assert!(
+                validate_against(v, ok_def, &json!({"jsonrpc": "1.0", "id": 1, "result": {}}))
+                    .is_err()
+            );
+            validate_against(
+                v,
+                err_def,
+                &json!({"jsonrpc": "2.0", "id": "a", "error": {"code": -32601, "message": "x"}}),
+            )
+            .unwrap();
+            assert!(
+                validate_against(
+                    v,
+                    err_def,
+                    &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "x"}})
+                )
+                .is_err()
+            );
+            let text = json!({"content": [{"type": "text", "text": "hi"}], "isError": true});
+            validate_against(v, "CallToolResult", &text).unwrap();
+            assert!(
+                validate_against(v, "CallToolResult", &json!({"content": [{"type": "text"}]}))
+                    .is_err()
+            );
+            assert!(
+                validate_against(v, "ListToolsResult", &json!({"tools": [{"name": "t"}]})).is_err()
+            );
+            validate_against(v, "EmptyResult", &json!({})).unwrap();
+            assert!(validate_against(v, "JSONRPCMessage", &json!(42)).is_err());
+        }
+    }
+
+    #[test]
+    fn null_id_errors_are_checked_member_by_member() {
+        for v in SUPPORTED_VERSIONS {
+            let ok = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
+            validate_null_id_error(v, &ok).unwrap();
+            let bad_code =
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1.5, "message": "x"}});
+            assert!(validate_null_id_error(v, &bad_code).is_err(), "{v}");
+            let extra = json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1, "message": "x"}, "result": {}});
+            assert!(validate_null_id_error(v, &extra).is_err(), "{v}");
+            let no_message = json!({"jsonrpc": "2.0", "id": null, "error": {"code": 1}});
+            assert!(validate_null_id_error(v, &no_message).is_err(), "{v}");
+        }
+    }
+
+    #[test]
+    fn toml_strings_round_trip_through_json_escapes() {
+        assert_eq!(toml_str("a\"b\\c\n"), r#""a\"b\\c\n""#);
+        assert_eq!(toml_str("/tmp/x y"), r#""/tmp/x y""#);
+    }
 }

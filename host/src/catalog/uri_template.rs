@@ -116,10 +116,10 @@ impl UriTemplate {
     fn closure(&self, mut states: HashSet<usize>) -> HashSet<usize> {
         let mut stack: Vec<usize> = states.iter().copied().collect();
         while let Some(i) = stack.pop() {
-            if let Some(Token::Expression(_)) = self.tokens.get(i) {
-                if states.insert(i + 1) {
-                    stack.push(i + 1);
-                }
+            if let Some(Token::Expression(_)) = self.tokens.get(i)
+                && states.insert(i + 1)
+            {
+                stack.push(i + 1);
             }
         }
         states

@@ -38,10 +38,10 @@ pub(super) async fn forward(
                 total,
                 message,
             } => {
-                if let Some(token) = &progress_token {
-                    if let Some(report) = progress.take(value, total, message) {
-                        session.send(progress_notification(token, report, version));
-                    }
+                if let Some(token) = &progress_token
+                    && let Some(report) = progress.take(value, total, message)
+                {
+                    session.send(progress_notification(token, report, version));
                 }
             }
             PluginEvent::Log { level, message } => session.plugin_log(&plugin.name, level, message),

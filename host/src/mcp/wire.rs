@@ -25,10 +25,10 @@ pub fn tool(entry: &CatalogTool, v: V) -> Value {
         "inputSchema".into(),
         Value::Object(entry.input_schema.clone()),
     );
-    if v >= V::V2025_03_26 {
-        if let Some(a) = &t.annotations {
-            out.insert("annotations".into(), tool_annotations(a));
-        }
+    if v >= V::V2025_03_26
+        && let Some(a) = &t.annotations
+    {
+        out.insert("annotations".into(), tool_annotations(a));
     }
     if v >= V::V2025_06_18 {
         put_opt(&mut out, "title", t.title.clone());
