@@ -15,12 +15,7 @@ impl Server {
         v: ProtocolVersion,
     ) -> Result<Value, RpcError> {
         let catalog = self.catalog();
-        let (items, next) =
-            page(catalog.tools(), cursor(params)?, self.page_size).map_err(bad_cursor)?;
-        Ok(with_cursor(
-            json!({ "tools": items.iter().map(|t| wire::tool(t, v)).collect::<Vec<_>>() }),
-            next,
-        ))
+        self.paged(params, "tools", catalog.tools(), |t| wire::tool(t, v))
     }
 
     pub(super) fn list_prompts(
@@ -29,12 +24,7 @@ impl Server {
         v: ProtocolVersion,
     ) -> Result<Value, RpcError> {
         let catalog = self.catalog();
-        let (items, next) =
-            page(catalog.prompts(), cursor(params)?, self.page_size).map_err(bad_cursor)?;
-        Ok(with_cursor(
-            json!({ "prompts": items.iter().map(|p| wire::prompt(p, v)).collect::<Vec<_>>() }),
-            next,
-        ))
+        self.paged(params, "prompts", catalog.prompts(), |p| wire::prompt(p, v))
     }
 
     pub(super) fn list_resource_templates(
@@ -43,13 +33,28 @@ impl Server {
         v: ProtocolVersion,
     ) -> Result<Value, RpcError> {
         let catalog = self.catalog();
-        let templates = catalog.resources.templates();
-        let (items, next) = page(templates, cursor(params)?, self.page_size).map_err(bad_cursor)?;
-        let items: Vec<Value> = items
-            .iter()
-            .map(|t| wire::resource_template(&t.template, v))
-            .collect();
-        Ok(with_cursor(json!({ "resourceTemplates": items }), next))
+        self.paged(
+            params,
+            "resourceTemplates",
+            catalog.resources.templates(),
+            |t| wire::resource_template(&t.template, v),
+        )
+    }
+
+    /// The page of `items` that `params.cursor` asks for, as `{ key: [...], nextCursor }`.
+    pub(super) fn paged<T>(
+        &self,
+        params: &Map<String, Value>,
+        key: &str,
+        items: &[T],
+        shape: impl Fn(&T) -> Value,
+    ) -> Result<Value, RpcError> {
+        let (items, next) = page(items, cursor(params)?, self.page_size).map_err(bad_cursor)?;
+        let mut result = json!({ key: items.iter().map(shape).collect::<Vec<_>>() });
+        if let Some(next) = next {
+            result["nextCursor"] = next.into();
+        }
+        Ok(result)
     }
 }
 
@@ -64,13 +69,6 @@ pub(super) fn cursor(params: &Map<String, Value>) -> Result<Option<&str>, RpcErr
 
 pub(super) fn bad_cursor(_: InvalidCursor) -> RpcError {
     RpcError::invalid_params("invalid cursor: pass a nextCursor this server returned, or none")
-}
-
-pub(super) fn with_cursor(mut result: Value, next: Option<String>) -> Value {
-    if let Some(next) = next {
-        result["nextCursor"] = next.into();
-    }
-    result
 }
 
 /// The lists a client would see differently in `new` than in `old`.

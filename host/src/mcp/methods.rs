@@ -12,11 +12,10 @@ use super::client_requests::SessionClient;
 use super::jsonrpc::{
     INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
 };
-use super::lists::{bad_cursor, cursor, with_cursor};
 use super::plugin_events::{self, LEVELS};
 use super::version::ProtocolVersion;
 use super::{Session, wire};
-use crate::catalog::{Backend, CompletionTarget, page};
+use crate::catalog::{Backend, CompletionTarget};
 use crate::config::RootsAccess;
 use crate::runtime::bindings::types::ErrorCode;
 use crate::runtime::{CallContext, CallError, Plugin};
@@ -96,7 +95,6 @@ impl Session {
     }
 
     async fn list_resources(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
-        let cursor = cursor(call.params)?;
         let catalog = self.server.catalog();
         let plugins: Vec<Arc<Plugin>> = catalog.resource_plugins().cloned().collect();
         // Listed live, every plugin at once: their lists follow the files behind them.
@@ -127,12 +125,10 @@ impl Session {
             resources.extend(accepted);
         }
         resources.sort_by(|a, b| a.uri.cmp(&b.uri));
-        let (items, next) = page(&resources, cursor, self.server.page_size).map_err(bad_cursor)?;
-        let items: Vec<Value> = items
-            .iter()
-            .map(|r| wire::resource(r, call.version))
-            .collect();
-        Ok(with_cursor(json!({ "resources": items }), next))
+        self.server
+            .paged(call.params, "resources", &resources, |r| {
+                wire::resource(r, call.version)
+            })
     }
 
     async fn read_resource(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
