@@ -25,26 +25,40 @@ const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 const SAMPLING_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The session, as the client a plugin call may ask.
-pub(super) struct SessionClient(pub(super) Arc<Session>);
+pub(super) struct SessionClient {
+    pub(super) session: Arc<Session>,
+    /// The client's request the call serves.
+    pub(super) related: Value,
+}
 
 impl ClientChannel for SessionClient {
     fn elicit(&self, request: ElicitationRequest) -> ClientAnswer<ElicitationResponse> {
-        let session = self.0.clone();
+        let (session, related) = (self.session.clone(), self.related.clone());
         Box::pin(async move {
             let params = session.elicitation_params(request)?;
             let result = session
-                .ask_client("elicitation/create", params, ELICITATION_TIMEOUT)
+                .ask_client(
+                    "elicitation/create",
+                    params,
+                    ELICITATION_TIMEOUT,
+                    Some(&related),
+                )
                 .await?;
             parse_elicitation(&result)
         })
     }
 
     fn sample(&self, request: SamplingRequest) -> ClientAnswer<SamplingResponse> {
-        let session = self.0.clone();
+        let (session, related) = (self.session.clone(), self.related.clone());
         Box::pin(async move {
             let params = session.sampling_params(request)?;
             let result = session
-                .ask_client("sampling/createMessage", params, SAMPLING_TIMEOUT)
+                .ask_client(
+                    "sampling/createMessage",
+                    params,
+                    SAMPLING_TIMEOUT,
+                    Some(&related),
+                )
                 .await?;
             parse_sampling(result)
         })

@@ -24,11 +24,13 @@ impl Session {
     pub(super) async fn request(
         self: &Arc<Self>,
         version: ProtocolVersion,
+        id: &Value,
         method: &str,
         params: Map<String, Value>,
         cancelled: CancellationToken,
     ) -> Result<Value, RpcError> {
         let call = Call {
+            id,
             params: &params,
             version,
             cancelled,
@@ -299,6 +301,7 @@ impl Session {
             self.clone(),
             plugin.clone(),
             progress_token,
+            call.id.clone(),
             rx,
             call.version,
         ));
@@ -306,7 +309,10 @@ impl Session {
             cancelled: call.cancelled.clone(),
             roots,
             events: Some(events),
-            client: Some(Arc::new(SessionClient(self.clone()))),
+            client: Some(Arc::new(SessionClient {
+                session: self.clone(),
+                related: call.id.clone(),
+            })),
         };
         let result = f(ctx).await;
         // The call's store, and with it the event sender, is gone: let the forwarder flush so
@@ -318,6 +324,7 @@ impl Session {
 
 /// What every method gets of its request.
 struct Call<'a> {
+    id: &'a Value,
     params: &'a Map<String, Value>,
     version: ProtocolVersion,
     cancelled: CancellationToken,

@@ -22,7 +22,7 @@ use crate::runtime::bindings::host::ListKind;
 use crate::runtime::sandbox::Root;
 use version::ProtocolVersion;
 
-pub use session::{Outbox, Session};
+pub use session::{Outbox, Outgoing, Reply, Session};
 
 /// Something every session may have to tell its client.
 #[derive(Debug, Clone, PartialEq)]

@@ -27,6 +27,7 @@ pub(super) async fn forward(
     session: Arc<Session>,
     plugin: Arc<Plugin>,
     progress_token: Option<Value>,
+    request: Value,
     mut events: mpsc::UnboundedReceiver<PluginEvent>,
     version: ProtocolVersion,
 ) {
@@ -41,10 +42,15 @@ pub(super) async fn forward(
                 if let Some(token) = &progress_token
                     && let Some(report) = progress.take(value, total, message)
                 {
-                    session.send(progress_notification(token, report, version));
+                    session.send_related(
+                        Some(&request),
+                        progress_notification(token, report, version),
+                    );
                 }
             }
-            PluginEvent::Log { level, message } => session.plugin_log(&plugin.name, level, message),
+            PluginEvent::Log { level, message } => {
+                session.plugin_log(&plugin.name, level, message, &request)
+            }
             PluginEvent::ResourceUpdated(uri) => {
                 // A plugin speaks only for the resources it serves.
                 let owner = session.server.catalog().resources.route(&uri);
@@ -66,7 +72,10 @@ pub(super) async fn forward(
         }
     }
     if let (Some(token), Some(report)) = (&progress_token, progress.pending.take()) {
-        session.send(progress_notification(token, report, version));
+        session.send_related(
+            Some(&request),
+            progress_notification(token, report, version),
+        );
     }
 }
 
@@ -184,7 +193,7 @@ fn level_name(level: LogLevel) -> &'static str {
 impl Session {
     /// Sends a plugin's log message as `notifications/message` if the client's level lets it
     /// through and the plugin is within its rate.
-    fn plugin_log(&self, plugin: &Arc<str>, level: LogLevel, message: String) {
+    fn plugin_log(&self, plugin: &Arc<str>, level: LogLevel, message: String, request: &Value) {
         let threshold = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
         if severity(level) < severity(threshold) {
             return;
@@ -193,7 +202,7 @@ impl Session {
             return;
         };
         if dropped > 0 {
-            self.send(jsonrpc::notification(
+            self.send_related(Some(request), jsonrpc::notification(
                 "notifications/message",
                 json!({
                     "level": "warning",
@@ -202,9 +211,12 @@ impl Session {
                 }),
             ));
         }
-        self.send(jsonrpc::notification(
-            "notifications/message",
-            json!({ "level": level_name(level), "logger": &**plugin, "data": message }),
-        ));
+        self.send_related(
+            Some(request),
+            jsonrpc::notification(
+                "notifications/message",
+                json!({ "level": level_name(level), "logger": &**plugin, "data": message }),
+            ),
+        );
     }
 }

@@ -18,11 +18,20 @@ use super::{Change, Server, roots};
 use crate::runtime::bindings::host::{ListKind, LogLevel};
 use crate::runtime::sandbox::Root;
 
+/// A message the server sends on its own (not a response the transport is waiting for).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    pub message: Value,
+    /// The id of the client's request it belongs to (its progress, its logs, a request to the
+    /// client made while serving it): HTTP sends it on that request's stream.
+    pub related: Option<Value>,
+}
+
 /// Where a session's outgoing messages go; the transport drains it.
-pub type Outbox = mpsc::UnboundedSender<Value>;
+pub type Outbox = mpsc::UnboundedSender<Outgoing>;
 
 /// The work of one request: its response, or `None` when it gets none (cancelled).
-type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
+pub type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
 
 /// How long the server waits for the client's roots.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
@@ -152,7 +161,7 @@ impl Session {
 
     /// Takes one message. Lifecycle checks and cancellation bookkeeping happen here, in arrival
     /// order; the work itself is returned as a future that yields the response, if any.
-    fn accept(self: &Arc<Self>, value: Value) -> Option<Reply> {
+    pub fn accept(self: &Arc<Self>, value: Value) -> Option<Reply> {
         let (id, method, params) = match jsonrpc::parse_message(value) {
             Ok(Incoming::Request { id, method, params }) => (id, method, params),
             Ok(Incoming::Notification { method, params }) => {
@@ -210,7 +219,7 @@ impl Session {
         }
         let session = self.clone();
         Some(Box::pin(async move {
-            let work = session.request(version, &method, params, cancelled.clone());
+            let work = session.request(version, &id, &method, params, cancelled.clone());
             tokio::pin!(work);
             let outcome = tokio::select! {
                 result = &mut work => Some(result),
@@ -314,13 +323,27 @@ impl Session {
     }
 
     pub(super) fn send(&self, message: Value) {
+        self.send_related(None, message);
+    }
+
+    /// Sends a message that belongs to the client's request `related`.
+    pub(super) fn send_related(&self, related: Option<&Value>, message: Value) {
         // A closed outbox means the transport is gone; there is no one left to tell.
-        let _ = self.outbox.send(message);
+        let _ = self.outbox.send(Outgoing {
+            message,
+            related: related.cloned(),
+        });
     }
 
     /// Sends a request to the client; its answer goes to `waiter`. Returns the key of the
     /// pending entry.
-    fn send_request(&self, method: &str, params: Value, waiter: Waiter) -> String {
+    fn send_request(
+        &self,
+        method: &str,
+        params: Value,
+        waiter: Waiter,
+        related: Option<&Value>,
+    ) -> String {
         let id = format!(
             "palisade-{}",
             self.next_request_id.fetch_add(1, Ordering::Relaxed)
@@ -330,7 +353,10 @@ impl Session {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(key.clone(), waiter);
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        self.send_related(
+            related,
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+        );
         key
     }
 
@@ -340,9 +366,10 @@ impl Session {
         method: &str,
         params: Value,
         timeout: Duration,
+        related: Option<&Value>,
     ) -> Result<Value, String> {
         let (tx, rx) = oneshot::channel();
-        let key = self.send_request(method, params, Waiter::Reply(tx));
+        let key = self.send_request(method, params, Waiter::Reply(tx), related);
         let outcome = tokio::select! {
             answer = rx => match answer {
                 Ok(Ok(result)) => Ok(result),
@@ -365,7 +392,7 @@ impl Session {
     /// change applies to the next call); calls already running keep the roots they had.
     fn refresh_roots(self: &Arc<Self>) {
         self.roots_state.send_modify(|state| state.outstanding += 1);
-        let key = self.send_request("roots/list", json!({}), Waiter::Roots);
+        let key = self.send_request("roots/list", json!({}), Waiter::Roots, None);
         let session = Arc::downgrade(self);
         tokio::spawn(async move {
             tokio::time::sleep(ROOTS_TIMEOUT).await;

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, RpcError};
-use crate::mcp::{Server, Session};
+use crate::mcp::{Outgoing, Server, Session};
 
 /// Longest message accepted; a longer line is answered with an error and skipped.
 pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
@@ -19,10 +19,11 @@ pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// Serves one session on stdin/stdout until stdin closes, then answers what is in flight and
 /// returns.
 pub async fn serve(server: Arc<Server>) -> Result<()> {
-    let (outbox, mut outgoing) = mpsc::unbounded_channel::<Value>();
+    let (outbox, mut outgoing) = mpsc::unbounded_channel::<Outgoing>();
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
-        while let Some(message) = outgoing.recv().await {
+        // One stream: what a message relates to does not matter here.
+        while let Some(Outgoing { message, .. }) = outgoing.recv().await {
             let mut line = serde_json::to_vec(&message)?;
             line.push(b'\n');
             stdout.write_all(&line).await?;
@@ -43,7 +44,10 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
                     INVALID_REQUEST,
                     format!("message longer than {MAX_MESSAGE_BYTES} bytes"),
                 );
-                let _ = outbox.send(jsonrpc::error_response(&Value::Null, &error));
+                let _ = outbox.send(Outgoing {
+                    message: jsonrpc::error_response(&Value::Null, &error),
+                    related: None,
+                });
             }
             Err(AnyDelimiterCodecError::Io(e)) => {
                 tracing::warn!("stdin: {e}");
