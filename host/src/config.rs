@@ -34,6 +34,65 @@ pub struct ServerSection {
     pub roots: Vec<PathBuf>,
     /// Reload plugins and this file when they change (default true).
     pub watch: Option<bool>,
+    #[serde(default)]
+    pub http: HttpSection,
+}
+
+/// `[server.http]`: MCP over HTTP instead of stdio.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSection {
+    /// `ADDRESS:PORT` or `PORT` (on 127.0.0.1); serving HTTP when set.
+    pub listen: Option<String>,
+    /// Host names the `Host` header may carry, besides loopback.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call, besides loopback pages.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Seconds before an idle session is forgotten (default 1800).
+    pub session_idle_timeout_s: Option<u64>,
+    /// Largest request body in MiB (default 16).
+    pub max_body_mib: Option<u64>,
+}
+
+/// The HTTP settings, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// Where to listen; `None` serves stdio.
+    pub listen: Option<std::net::SocketAddr>,
+    pub allowed_hosts: Vec<String>,
+    pub allowed_origins: Vec<String>,
+    pub session_idle_timeout: std::time::Duration,
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            listen: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            session_idle_timeout: std::time::Duration::from_secs(1800),
+            max_body_bytes: 16 << 20,
+        }
+    }
+}
+
+/// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.
+pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok((std::net::Ipv4Addr::LOCALHOST, port).into());
+    }
+    if let Some(port) = text.strip_prefix("localhost:") {
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| format!("`{text}`: bad port"))?;
+        return Ok((std::net::Ipv4Addr::LOCALHOST, port).into());
+    }
+    text.parse().map_err(|_| {
+        format!("`{text}` is not PORT, localhost:PORT or IP:PORT (such as 127.0.0.1:8080)")
+    })
 }
 
 /// `[plugins.NAME]`
@@ -137,6 +196,7 @@ pub struct Config {
     pub roots: Vec<PathBuf>,
     /// Whether plugins and the configuration are reloaded when they change.
     pub watch: bool,
+    pub http: HttpConfig,
     pub plugins: Vec<PluginConfig>,
 }
 
@@ -147,6 +207,7 @@ impl Default for Config {
             cache_dir: None,
             roots: Vec::new(),
             watch: true,
+            http: HttpConfig::default(),
             plugins: Vec::new(),
         }
     }
@@ -198,6 +259,37 @@ impl Config {
         }
         let cache_dir = file.server.cache_dir.map(|d| base.join(d));
         let roots: Vec<PathBuf> = file.server.roots.iter().map(|r| base.join(r)).collect();
+        let http_section = &file.server.http;
+        let defaults = HttpConfig::default();
+        let http = HttpConfig {
+            listen: http_section
+                .listen
+                .as_deref()
+                .map(parse_listen)
+                .transpose()
+                .map_err(|why| {
+                    ConfigError(format!(
+                        "{}: [server.http] listen = {why}\nhow to fix: use a form such as \"127.0.0.1:8080\"",
+                        path.display()
+                    ))
+                })?,
+            allowed_hosts: http_section.allowed_hosts.clone(),
+            allowed_origins: http_section.allowed_origins.clone(),
+            session_idle_timeout: http_section
+                .session_idle_timeout_s
+                .map(std::time::Duration::from_secs)
+                .unwrap_or(defaults.session_idle_timeout),
+            max_body_bytes: http_section
+                .max_body_mib
+                .map(|m| (m as usize).saturating_mul(1 << 20))
+                .unwrap_or(defaults.max_body_bytes),
+        };
+        if http.session_idle_timeout.is_zero() || http.max_body_bytes == 0 {
+            return Err(ConfigError(format!(
+                "{}: [server.http] session_idle_timeout_s and max_body_mib must be positive",
+                path.display()
+            )));
+        }
         if let Some(bad) = roots.iter().find(|r| !r.is_dir()) {
             return Err(ConfigError(format!(
                 "{}: [server] roots: {} is not a directory\nhow to fix: create it or correct the path (relative paths start at the configuration file)",
@@ -302,6 +394,7 @@ impl Config {
             cache_dir,
             roots,
             watch: file.server.watch.unwrap_or(true),
+            http,
             plugins,
         })
     }

@@ -14,6 +14,8 @@ use palisade::mcp::Server;
 use palisade::runtime::sandbox::Root;
 use palisade::runtime::{CompileCache, Runtime, inspect};
 use palisade::setup::{self, ServeOptions};
+use palisade::transport::http::HttpOptions;
+use palisade::transport::http::guard::AllowList;
 
 /// Palisade: an MCP server that runs every tool as a sandboxed WebAssembly component.
 ///
@@ -62,6 +64,10 @@ struct ServeArgs {
     /// [server] watch).
     #[arg(long)]
     no_watch: bool,
+    /// Serve MCP over HTTP at http://ADDR/mcp instead of stdio: PORT (on 127.0.0.1),
+    /// localhost:PORT or IP:PORT (overrides [server.http] listen).
+    #[arg(long, value_name = "ADDR", value_parser = palisade::config::parse_listen)]
+    http: Option<std::net::SocketAddr>,
     #[command(flatten)]
     cache: CacheArgs,
 }
@@ -126,6 +132,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         cache_dir: args.cache.cache_dir,
         native_baseline: args.native_baseline,
         no_watch: args.no_watch,
+        http: args.http,
     };
     let (config, wanted) = options.resolve()?;
     if wanted.is_empty() {
@@ -153,11 +160,26 @@ async fn serve(args: ServeArgs) -> Result<()> {
             tracing::warn!("live reload is off: cannot watch files: {e:#}");
         }
     }
-    tracing::info!(
-        tools = server.catalog().tools().len(),
-        "serving MCP on stdio"
-    );
-    palisade::transport::stdio::serve(server).await
+    let tools = server.catalog().tools().len();
+    match config.http.listen {
+        Some(listen) => {
+            let options = HttpOptions {
+                listen,
+                allow: AllowList {
+                    hosts: config.http.allowed_hosts.clone(),
+                    origins: config.http.allowed_origins.clone(),
+                },
+                idle_timeout: config.http.session_idle_timeout,
+                max_body_bytes: config.http.max_body_bytes,
+            };
+            tracing::info!(tools, "serving MCP over HTTP");
+            palisade::transport::http::serve(server, options).await
+        }
+        None => {
+            tracing::info!(tools, "serving MCP on stdio");
+            palisade::transport::stdio::serve(server).await
+        }
+    }
 }
 
 fn cache_for(flag: Option<PathBuf>, configured: Option<PathBuf>) -> CompileCache {

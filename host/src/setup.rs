@@ -22,6 +22,8 @@ pub struct ServeOptions {
     pub native_baseline: bool,
     /// `--no-watch`.
     pub no_watch: bool,
+    /// `--http ADDR`.
+    pub http: Option<std::net::SocketAddr>,
 }
 
 /// A plugin to load, and where it was asked for (for errors the operator can act on).
@@ -44,6 +46,9 @@ impl ServeOptions {
         }
         if self.no_watch {
             config.watch = false;
+        }
+        if let Some(listen) = self.http {
+            config.http.listen = Some(listen);
         }
         let mut wanted: Vec<Wanted> = std::mem::take(&mut config.plugins)
             .into_iter()

@@ -27,8 +27,18 @@ pub struct Outgoing {
     pub related: Option<Value>,
 }
 
-/// Where a session's outgoing messages go; the transport drains it.
-pub type Outbox = mpsc::UnboundedSender<Outgoing>;
+/// Where a session's outgoing messages go. Sending is synchronous, so a request's notifications
+/// are in the transport before its response is.
+pub trait Outbox: Send + Sync {
+    fn send(&self, outgoing: Outgoing);
+}
+
+impl Outbox for mpsc::UnboundedSender<Outgoing> {
+    fn send(&self, outgoing: Outgoing) {
+        // A closed channel means the transport is gone; there is no one left to tell.
+        let _ = mpsc::UnboundedSender::send(self, outgoing);
+    }
+}
 
 /// The work of one request: its response, or `None` when it gets none (cancelled).
 pub type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
@@ -41,7 +51,7 @@ const ROOTS_WAIT: Duration = Duration::from_secs(5);
 
 pub struct Session {
     pub(super) server: Arc<Server>,
-    outbox: Outbox,
+    outbox: Arc<dyn Outbox>,
     version: Mutex<Option<ProtocolVersion>>,
     /// Requests being served, by id, so `notifications/cancelled` can stop them.
     in_flight: Mutex<HashMap<String, CancellationToken>>,
@@ -67,7 +77,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(server: Arc<Server>, outbox: Outbox) -> Arc<Session> {
+    pub fn new(server: Arc<Server>, outbox: Arc<dyn Outbox>) -> Arc<Session> {
         let changes = server.subscribe_changes();
         let session = Arc::new(Session {
             roots: RwLock::new(server.roots.clone()),
@@ -122,6 +132,38 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Cancels the request `id` if it is in flight, as `notifications/cancelled` would.
+    pub fn cancel(&self, id: &Value) {
+        let token = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id.to_string())
+            .cloned();
+        if let Some(token) = token {
+            tracing::info!(%id, "request cancelled: its client is gone");
+            token.cancel();
+        }
+    }
+
+    /// Ends the session: every request in flight is cancelled and background work stops.
+    pub fn close(&self) {
+        for token in self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            token.cancel();
+        }
+        self.closed.cancel();
+    }
+
+    /// Whether a JSON-RPC batch is allowed (only in a 2025-03-26 session).
+    pub fn batches_allowed(&self) -> bool {
+        self.version() == Some(ProtocolVersion::V2025_03_26)
     }
 
     /// Waits for every request in flight to be answered (or cancelled).
@@ -328,8 +370,7 @@ impl Session {
 
     /// Sends a message that belongs to the client's request `related`.
     pub(super) fn send_related(&self, related: Option<&Value>, message: Value) {
-        // A closed outbox means the transport is gone; there is no one left to tell.
-        let _ = self.outbox.send(Outgoing {
+        self.outbox.send(Outgoing {
             message,
             related: related.cloned(),
         });

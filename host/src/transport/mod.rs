@@ -1,3 +1,4 @@
 //! Transports: how MCP messages reach a [`crate::mcp::Session`] and leave it.
 
+pub mod http;
 pub mod stdio;

@@ -1,0 +1,472 @@
+//! MCP over HTTP: Streamable HTTP (revisions 2025-03-26 to 2025-11-25) at `/mcp`.
+//!
+//! A POST carries client messages; its requests are answered with `application/json` when the
+//! response is all there is to send, or with an SSE stream when progress, logs or requests to the
+//! client come first. A GET opens the session's standalone stream. Every SSE event has an id, and
+//! a client that reconnects with `Last-Event-ID` gets what it missed. Sessions are named by
+//! `Mcp-Session-Id`, expire when idle, and end with DELETE.
+
+pub mod guard;
+mod streams;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::serve::ListenerExt as _;
+use futures_util::StreamExt as _;
+use futures_util::future::join_all;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::mcp::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR, RpcError};
+use crate::mcp::{Server, Session};
+use guard::{AllowList, Refused};
+use streams::{STANDALONE, StreamEvent, StreamId, Streams};
+
+/// How long an unfinished request stream waits for its client to reconnect before its requests
+/// are cancelled.
+const RESUME_GRACE: Duration = Duration::from_secs(10);
+
+/// The HTTP server's settings.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub listen: SocketAddr,
+    pub allow: AllowList,
+    /// A session without requests or open streams for this long is forgotten.
+    pub idle_timeout: Duration,
+    /// Largest request body; a larger one gets 413.
+    pub max_body_bytes: usize,
+}
+
+struct AppState {
+    server: Arc<Server>,
+    options: HttpOptions,
+    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+}
+
+struct HttpSession {
+    session: Arc<Session>,
+    streams: Arc<Streams>,
+    last_active: Mutex<Instant>,
+}
+
+/// Serves MCP over HTTP until the process ends.
+pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", options.listen))?;
+    let address = listener.local_addr()?;
+    // Small messages should not wait for Nagle's algorithm.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
+    let state = Arc::new(AppState {
+        server,
+        sessions: Mutex::new(HashMap::new()),
+        options: options.clone(),
+    });
+    tokio::spawn(expire_idle_sessions(Arc::downgrade(&state)));
+    let app = axum::Router::new()
+        .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
+        .layer(DefaultBodyLimit::max(options.max_body_bytes))
+        .with_state(state);
+    if !address.ip().is_loopback() {
+        tracing::warn!(%address, "listening beyond loopback: anyone who can reach this address can use the plugins");
+    }
+    tracing::info!("serving MCP over HTTP at http://{address}/mcp");
+    // The address on stdout's sibling, stderr, for scripts that pass port 0.
+    eprintln!("palisade: listening on http://{address}/mcp");
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(refused) = check_request(&state, &headers) {
+        return refused;
+    }
+    if !content_type_is_json(&headers) {
+        return http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            INVALID_REQUEST,
+            "Content-Type must be application/json",
+        );
+    }
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(e) => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                &format!("parse error: {e}"),
+            );
+        }
+    };
+    if value.get("method").and_then(Value::as_str) == Some("initialize") {
+        return initialize(&state, value).await;
+    }
+    let http_session = match find_session(&state, &headers) {
+        Ok(s) => s,
+        Err(response) => return response,
+    };
+    let (messages, batch) = match value {
+        Value::Array(messages)
+            if http_session.session.batches_allowed() && !messages.is_empty() =>
+        {
+            (messages, true)
+        }
+        Value::Array(_) => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                "JSON-RPC batches are only allowed with protocol 2025-03-26, and not empty",
+            );
+        }
+        value => (vec![value], false),
+    };
+    let requests: Vec<Value> = messages
+        .iter()
+        .filter(|m| m.get("method").is_some())
+        .filter_map(|m| m.get("id").cloned())
+        .collect();
+    if requests.is_empty() {
+        // Notifications and responses: taken in, nothing to answer.
+        for message in messages {
+            let _ = http_session.session.accept(message);
+        }
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let streams = http_session.streams.clone();
+    let stream = streams.open(&requests);
+    let attached = streams
+        .attach(stream, None)
+        .expect("a stream just opened exists");
+    let replies: Vec<_> = messages
+        .into_iter()
+        .filter_map(|m| http_session.session.accept(m))
+        .collect();
+    let finishing = streams.clone();
+    tokio::spawn(async move {
+        let mut responses: Vec<Value> = join_all(replies).await.into_iter().flatten().collect();
+        let response = match (batch, responses.len()) {
+            (_, 0) => None,
+            (true, _) => Some(Value::Array(responses)),
+            (false, _) => responses.pop(),
+        };
+        finishing.finish(stream, response);
+    });
+    let guard = DisconnectGuard::new(http_session.clone(), stream);
+    let Some(mut live) = attached.live else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    // The first event decides: the response alone is plain JSON; anything before it means a stream.
+    let Some(first) = live.recv().await else {
+        guard.disarm();
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if first.last {
+        guard.disarm();
+        return json_response(StatusCode::OK, &first.message);
+    }
+    sse(vec![first], Some(live), guard)
+}
+
+async fn initialize(state: &Arc<AppState>, value: Value) -> Response {
+    let streams = Arc::new(Streams::default());
+    let session = Session::new(state.server.clone(), streams.clone());
+    let Some(reply) = session.accept(value) else {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "initialize must be a request",
+        );
+    };
+    let Some(response) = reply.await else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if response.get("result").is_none() {
+        session.close();
+        return json_response(StatusCode::OK, &response);
+    }
+    let id = new_session_id();
+    let http_session = Arc::new(HttpSession {
+        session,
+        streams,
+        last_active: Mutex::new(Instant::now()),
+    });
+    lock(&state.sessions).insert(id.clone(), http_session);
+    tracing::info!(session = id, "HTTP session started");
+    let mut response = json_response(StatusCode::OK, &response);
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert("mcp-session-id", value);
+    }
+    response
+}
+
+async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = check_request(&state, &headers) {
+        return refused;
+    }
+    if !accepts(&headers, "text/event-stream") {
+        return http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            INVALID_REQUEST,
+            "GET opens an SSE stream: Accept must include text/event-stream",
+        );
+    }
+    let http_session = match find_session(&state, &headers) {
+        Ok(s) => s,
+        Err(response) => return response,
+    };
+    let (stream, after) = match headers
+        .get("last-event-id")
+        .map(|v| v.to_str().unwrap_or(""))
+    {
+        None => (STANDALONE, None),
+        Some(id) => match streams::parse_event_id(id) {
+            Some((stream, seq)) => (stream, Some(seq)),
+            None => {
+                return http_error(
+                    StatusCode::BAD_REQUEST,
+                    INVALID_REQUEST,
+                    "malformed Last-Event-ID",
+                );
+            }
+        },
+    };
+    let Some(attached) = http_session.streams.attach(stream, after) else {
+        return http_error(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "no such stream: it ended long ago, or the event id is not from this session",
+        );
+    };
+    let guard = DisconnectGuard::new(http_session, stream);
+    sse(attached.replay, attached.live, guard)
+}
+
+async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = check_request(&state, &headers) {
+        return refused;
+    }
+    let Some(id) = session_id(&headers) else {
+        return http_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "Mcp-Session-Id header required",
+        );
+    };
+    match lock(&state.sessions).remove(&id) {
+        Some(http_session) => {
+            http_session.session.close();
+            tracing::info!(session = id, "HTTP session ended by the client");
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => http_error(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "unknown or expired session",
+        ),
+    }
+}
+
+/// Host, Origin and protocol version: the checks every method passes first.
+fn check_request(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+    let allow = &state.options.allow;
+    let forbidden = |Refused(why)| {
+        tracing::warn!("HTTP request refused: {why}");
+        http_error(StatusCode::FORBIDDEN, INVALID_REQUEST, &why)
+    };
+    allow.check_host(headers).map_err(forbidden)?;
+    allow.check_origin(headers).map_err(forbidden)?;
+    guard::check_protocol_version(headers)
+        .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why))
+}
+
+fn find_session(state: &AppState, headers: &HeaderMap) -> Result<Arc<HttpSession>, Response> {
+    let Some(id) = session_id(headers) else {
+        return Err(http_error(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "Mcp-Session-Id header required: send initialize first and echo the id it returns",
+        ));
+    };
+    let found = lock(&state.sessions).get(&id).cloned();
+    match found {
+        Some(s) => {
+            *lock(&s.last_active) = Instant::now();
+            Ok(s)
+        }
+        None => Err(http_error(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "unknown or expired session: initialize a new one",
+        )),
+    }
+}
+
+fn session_id(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+}
+
+/// 128 bits from the operating system's secure generator.
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random generator");
+    hex::encode(bytes)
+}
+
+/// Forgets sessions idle longer than the timeout (no request, no open stream).
+async fn expire_idle_sessions(state: std::sync::Weak<AppState>) {
+    loop {
+        let Some(state) = state.upgrade() else { return };
+        let timeout = state.options.idle_timeout;
+        let expired: Vec<(String, Arc<HttpSession>)> = {
+            let mut sessions = lock(&state.sessions);
+            let ids: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| {
+                    lock(&s.last_active).elapsed() > timeout && !s.streams.any_listener()
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| sessions.remove(&id).map(|s| (id, s)))
+                .collect()
+        };
+        for (id, s) in expired {
+            tracing::info!(session = id, "HTTP session expired");
+            s.session.close();
+        }
+        let check_every = (timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        drop(state);
+        tokio::time::sleep(check_every).await;
+    }
+}
+
+/// When the client drops a stream before its response, its requests are cancelled unless it
+/// reconnects within [`RESUME_GRACE`].
+struct DisconnectGuard {
+    http_session: Arc<HttpSession>,
+    stream: StreamId,
+    armed: bool,
+}
+
+impl DisconnectGuard {
+    fn new(http_session: Arc<HttpSession>, stream: StreamId) -> DisconnectGuard {
+        DisconnectGuard {
+            http_session,
+            stream,
+            armed: true,
+        }
+    }
+
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for DisconnectGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let requests = self.http_session.streams.detach(self.stream);
+        if requests.is_empty() {
+            return;
+        }
+        let (http_session, stream) = (self.http_session.clone(), self.stream);
+        tokio::spawn(async move {
+            tokio::time::sleep(RESUME_GRACE).await;
+            if http_session.streams.abandoned(stream) {
+                for request in requests {
+                    http_session.session.cancel(&request);
+                }
+            }
+        });
+    }
+}
+
+/// An SSE response: `replay`, then `live` events until the last one.
+fn sse(
+    replay: Vec<StreamEvent>,
+    live: Option<mpsc::UnboundedReceiver<StreamEvent>>,
+    guard: DisconnectGuard,
+) -> Response {
+    let ends_in_replay = replay.iter().any(|e| e.last);
+    let live = if ends_in_replay { None } else { live };
+    let replayed = futures_util::stream::iter(replay);
+    let live = futures_util::stream::unfold((live, Some(guard)), |(live, guard)| async move {
+        let mut live = live?;
+        match live.recv().await {
+            Some(event) if event.last => {
+                // The stream is complete: nothing to cancel when it closes.
+                if let Some(guard) = guard {
+                    guard.disarm();
+                }
+                Some((event, (None, None)))
+            }
+            Some(event) => Some((event, (Some(live), guard))),
+            None => None,
+        }
+    });
+    let events = replayed
+        .chain(live)
+        .map(|e| Ok::<_, Infallible>(Event::default().id(e.id).data(e.message.to_string())));
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// An HTTP error with a JSON-RPC error body (`id: null`), as MCP clients expect.
+fn http_error(status: StatusCode, code: i64, message: &str) -> Response {
+    json_response(
+        status,
+        &jsonrpc::error_response(&Value::Null, &RpcError::new(code, message)),
+    )
+}
+
+fn content_type_is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|v| v.split(';').next().unwrap_or("").trim())
+        .any(|v| v.eq_ignore_ascii_case(media) || v == "*/*")
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

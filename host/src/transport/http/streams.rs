@@ -1,0 +1,264 @@
+//! The SSE streams of one HTTP session: a stream per POST that carries requests, and the
+//! standalone stream (GET). Every event has an id (`<stream>-<n>`) and is kept, so a client that
+//! reconnects with `Last-Event-ID` gets what it missed; a finished request's result is never lost.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::mcp::{Outbox, Outgoing};
+
+/// The session's messages go straight onto their streams, in order.
+impl Outbox for Streams {
+    fn send(&self, outgoing: Outgoing) {
+        self.push(outgoing.related.as_ref(), outgoing.message);
+    }
+}
+
+/// A stream's number within its session.
+pub type StreamId = u64;
+
+/// The standalone stream: messages not about a request (list changes, roots/list...).
+pub const STANDALONE: StreamId = 0;
+
+/// Events kept per stream for replay.
+const HISTORY: usize = 1024;
+/// Finished request streams kept for replay, per session.
+const FINISHED_KEPT: usize = 64;
+
+/// One SSE event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamEvent {
+    pub id: String,
+    pub message: Value,
+    /// The last event of its stream: the response to the POST's requests.
+    pub last: bool,
+}
+
+/// What a listener gets: missed events, then live ones (none when the stream is finished).
+pub struct Attached {
+    pub replay: Vec<StreamEvent>,
+    pub live: Option<mpsc::UnboundedReceiver<StreamEvent>>,
+}
+
+#[derive(Default)]
+pub struct Streams {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    streams: HashMap<StreamId, Stream>,
+    /// Request id (as JSON text) → the stream its messages go on.
+    by_request: HashMap<String, StreamId>,
+    next: StreamId,
+    finished: VecDeque<StreamId>,
+}
+
+#[derive(Default)]
+struct Stream {
+    history: VecDeque<StreamEvent>,
+    next_seq: u64,
+    /// Events up to here reached a listener.
+    delivered: u64,
+    listener: Option<mpsc::UnboundedSender<StreamEvent>>,
+    requests: Vec<Value>,
+    finished: bool,
+}
+
+impl Streams {
+    /// Opens a stream for a POST carrying `requests`.
+    pub fn open(&self, requests: &[Value]) -> StreamId {
+        let mut inner = self.lock();
+        inner.next += 1;
+        let id = inner.next;
+        for request in requests {
+            inner.by_request.insert(request.to_string(), id);
+        }
+        inner.streams.insert(
+            id,
+            Stream {
+                requests: requests.to_vec(),
+                ..Stream::default()
+            },
+        );
+        id
+    }
+
+    /// Sends a message on the stream of the request it relates to, or on the standalone stream.
+    pub fn push(&self, related: Option<&Value>, message: Value) {
+        let mut inner = self.lock();
+        let stream = related
+            .and_then(|r| inner.by_request.get(&r.to_string()).copied())
+            .unwrap_or(STANDALONE);
+        inner.append(stream, message, false);
+    }
+
+    /// Sends the response that ends `stream` (none if its requests were cancelled).
+    pub fn finish(&self, stream: StreamId, response: Option<Value>) {
+        let mut inner = self.lock();
+        match response {
+            Some(message) => inner.append(stream, message, true),
+            None => {
+                if let Some(s) = inner.streams.get_mut(&stream) {
+                    s.listener = None;
+                }
+            }
+        }
+        let requests = match inner.streams.get_mut(&stream) {
+            Some(s) => {
+                s.finished = true;
+                s.listener = None;
+                std::mem::take(&mut s.requests)
+            }
+            None => return,
+        };
+        for request in requests {
+            inner.by_request.remove(&request.to_string());
+        }
+        inner.finished.push_back(stream);
+        while inner.finished.len() > FINISHED_KEPT {
+            if let Some(old) = inner.finished.pop_front() {
+                inner.streams.remove(&old);
+            }
+        }
+    }
+
+    /// Becomes the listener of `stream`: the events after `after` (or those never delivered),
+    /// then live events. `None` if the stream is unknown (or long gone).
+    pub fn attach(&self, stream: StreamId, after: Option<u64>) -> Option<Attached> {
+        let mut inner = self.lock();
+        if stream == STANDALONE {
+            inner.streams.entry(STANDALONE).or_default();
+        }
+        let s = inner.streams.get_mut(&stream)?;
+        let from = after.map(|n| n + 1).unwrap_or(s.delivered);
+        let replay: Vec<StreamEvent> = s
+            .history
+            .iter()
+            .filter(|e| seq_of(&e.id).is_some_and(|n| n >= from))
+            .cloned()
+            .collect();
+        s.delivered = s.next_seq;
+        let live = if s.finished {
+            None
+        } else {
+            let (tx, rx) = mpsc::unbounded_channel();
+            s.listener = Some(tx);
+            Some(rx)
+        };
+        Some(Attached { replay, live })
+    }
+
+    /// The listener of `stream` is gone. Returns the requests of the stream if it is unfinished
+    /// (the caller decides whether to cancel them).
+    pub fn detach(&self, stream: StreamId) -> Vec<Value> {
+        let mut inner = self.lock();
+        match inner.streams.get_mut(&stream) {
+            Some(s) if !s.finished => {
+                s.listener = None;
+                s.requests.clone()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether `stream` is unfinished and nobody listens to it.
+    pub fn abandoned(&self, stream: StreamId) -> bool {
+        let inner = self.lock();
+        inner
+            .streams
+            .get(&stream)
+            .is_some_and(|s| !s.finished && s.listener.as_ref().is_none_or(|l| l.is_closed()))
+    }
+
+    /// Whether any stream has a listener (the session is in use).
+    pub fn any_listener(&self) -> bool {
+        let inner = self.lock();
+        inner
+            .streams
+            .values()
+            .any(|s| s.listener.as_ref().is_some_and(|l| !l.is_closed()))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Inner {
+    fn append(&mut self, stream: StreamId, message: Value, last: bool) {
+        let s = self.streams.entry(stream).or_default();
+        let event = StreamEvent {
+            id: format!("{stream}-{}", s.next_seq),
+            message,
+            last,
+        };
+        s.next_seq += 1;
+        if s.history.len() == HISTORY {
+            s.history.pop_front();
+        }
+        s.history.push_back(event.clone());
+        let delivered = s.listener.as_ref().is_some_and(|l| l.send(event).is_ok());
+        if delivered {
+            s.delivered = s.next_seq;
+        } else {
+            s.listener = None;
+        }
+    }
+}
+
+/// The stream and sequence number of an event id `<stream>-<n>`.
+pub fn parse_event_id(id: &str) -> Option<(StreamId, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+fn seq_of(id: &str) -> Option<u64> {
+    parse_event_id(id).map(|(_, n)| n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_reconnecting_listener_gets_what_it_missed_and_the_result() {
+        let streams = Streams::default();
+        let stream = streams.open(&[json!(1)]);
+        let first = streams.attach(stream, None).unwrap();
+        let mut live = first.live.unwrap();
+        streams.push(Some(&json!(1)), json!("progress 1"));
+        assert_eq!(live.try_recv().unwrap().message, json!("progress 1"));
+        // The client drops the connection; two more messages and the result come meanwhile.
+        drop(live);
+        assert_eq!(streams.detach(stream), vec![json!(1)]);
+        streams.push(Some(&json!(1)), json!("progress 2"));
+        streams.finish(stream, Some(json!("result")));
+        let again = streams.attach(stream, Some(0)).unwrap();
+        let replayed: Vec<Value> = again.replay.iter().map(|e| e.message.clone()).collect();
+        assert_eq!(replayed, [json!("progress 2"), json!("result")]);
+        assert!(again.replay.last().unwrap().last);
+        assert!(
+            again.live.is_none(),
+            "a finished stream ends after the replay"
+        );
+    }
+
+    #[test]
+    fn unrelated_messages_wait_on_the_standalone_stream() {
+        let streams = Streams::default();
+        streams.push(None, json!("list changed"));
+        streams.push(Some(&json!("no such request")), json!("late"));
+        let attached = streams.attach(STANDALONE, None).unwrap();
+        assert_eq!(attached.replay.len(), 2);
+        assert_eq!(attached.replay[0].id, "0-0");
+        // Delivered once: a second listener does not get them again without Last-Event-ID.
+        assert!(streams.attach(STANDALONE, None).unwrap().replay.is_empty());
+        assert_eq!(parse_event_id("0-1"), Some((0, 1)));
+        assert_eq!(parse_event_id("x"), None);
+    }
+}
