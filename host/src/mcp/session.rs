@@ -115,10 +115,14 @@ impl Session {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        let value: Value = match serde_json::from_slice(line) {
-            Ok(value) => value,
-            Err(e) => return self.send(jsonrpc::parse_error(&e)),
-        };
+        match serde_json::from_slice(line) {
+            Ok(value) => self.receive_value(value),
+            Err(e) => self.send(jsonrpc::parse_error(&e)),
+        }
+    }
+
+    /// Handles one parsed message (or batch); every answer goes to the outbox.
+    pub fn receive_value(self: &Arc<Self>, value: Value) {
         match value {
             Value::Array(batch) => self.receive_batch(batch),
             value => {

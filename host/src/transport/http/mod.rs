@@ -7,6 +7,7 @@
 //! `Mcp-Session-Id`, expire when idle, and end with DELETE.
 
 pub mod guard;
+mod legacy;
 mod streams;
 
 use std::collections::HashMap;
@@ -21,7 +22,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::serve::ListenerExt as _;
 use futures_util::StreamExt as _;
 use futures_util::future::join_all;
@@ -52,6 +53,8 @@ struct AppState {
     server: Arc<Server>,
     options: HttpOptions,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// Sessions of the 2024-11-05 HTTP+SSE transport.
+    legacy: Mutex<HashMap<String, Arc<legacy::LegacySession>>>,
 }
 
 struct HttpSession {
@@ -75,11 +78,14 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
     let state = Arc::new(AppState {
         server,
         sessions: Mutex::new(HashMap::new()),
+        legacy: Mutex::new(HashMap::new()),
         options: options.clone(),
     });
     tokio::spawn(expire_idle_sessions(Arc::downgrade(&state)));
     let app = axum::Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
+        .route("/sse", get(legacy::open))
+        .route("/messages", post(legacy::message))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .with_state(state);
     if !address.ip().is_loopback() {

@@ -1,0 +1,127 @@
+//! The HTTP+SSE transport of protocol 2024-11-05, for old clients: `GET /sse` opens the stream
+//! and names, in an `endpoint` event, where to POST messages; every answer comes on the stream.
+//! The session lives as long as the stream.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{AppState, accepts, check_request, content_type_is_json, http_error, lock};
+use crate::mcp::jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
+use crate::mcp::{Outgoing, Session};
+
+/// A legacy session: everything it sends goes to its one stream.
+pub(super) struct LegacySession {
+    session: Arc<Session>,
+}
+
+/// `GET /sse`
+pub(super) async fn open(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = check_request(&state, &headers) {
+        return refused;
+    }
+    if !accepts(&headers, "text/event-stream") {
+        return http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            INVALID_REQUEST,
+            "Accept must include text/event-stream",
+        );
+    }
+    let (sender, receiver) = mpsc::unbounded_channel::<Outgoing>();
+    let session = Session::new(state.server.clone(), Arc::new(sender));
+    let id = super::new_session_id();
+    lock(&state.legacy).insert(id.clone(), Arc::new(LegacySession { session }));
+    tracing::info!(session = id, "HTTP+SSE session started");
+    let endpoint = Event::default()
+        .event("endpoint")
+        .data(format!("/messages?sessionId={id}"));
+    let closer = Closer {
+        state: state.clone(),
+        id,
+    };
+    let messages =
+        futures_util::stream::unfold((receiver, closer), |(mut rx, closer)| async move {
+            let outgoing = rx.recv().await?;
+            let event = Event::default()
+                .event("message")
+                .data(outgoing.message.to_string());
+            Some((event, (rx, closer)))
+        });
+    let events = futures_util::stream::once(async { endpoint })
+        .chain(messages)
+        .map(Ok::<_, Infallible>);
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+#[derive(Deserialize)]
+pub(super) struct SessionQuery {
+    #[serde(rename = "sessionId")]
+    session_id: String,
+}
+
+/// `POST /messages?sessionId=...`: takes one message (or a batch); answers come on the stream.
+pub(super) async fn message(
+    State(state): State<Arc<AppState>>,
+    Query(query): Query<SessionQuery>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    if let Err(refused) = check_request(&state, &headers) {
+        return refused;
+    }
+    if !content_type_is_json(&headers) {
+        return http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            INVALID_REQUEST,
+            "Content-Type must be application/json",
+        );
+    }
+    let Some(legacy) = lock(&state.legacy).get(&query.session_id).cloned() else {
+        return http_error(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "unknown or closed session",
+        );
+    };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(e) => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                &format!("parse error: {e}"),
+            );
+        }
+    };
+    // Same path as a stdio line: batches, errors and responses all go out on the stream.
+    legacy.session.receive_value(value);
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// Ends the session when its stream goes away.
+struct Closer {
+    state: Arc<AppState>,
+    id: String,
+}
+
+impl Drop for Closer {
+    fn drop(&mut self) {
+        if let Some(legacy) = lock(&self.state.legacy).remove(&self.id) {
+            tracing::info!(
+                session = self.id,
+                "HTTP+SSE session ended: its stream closed"
+            );
+            legacy.session.close();
+        }
+    }
+}
