@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -28,6 +28,7 @@ use futures_util::StreamExt as _;
 use futures_util::future::join_all;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::mcp::{Server, Session};
@@ -82,11 +83,31 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         options: options.clone(),
     });
     tokio::spawn(expire_idle_sessions(Arc::downgrade(&state)));
+    let allow = options.allow.clone();
+    // Browser clients on an allowed origin need CORS: the preflight, and the session header
+    // exposed to their script.
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ORIGIN, origin.clone());
+            allow.check_origin(&headers).is_ok()
+        }))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::AUTHORIZATION,
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([HeaderName::from_static("mcp-session-id")]);
     let app = axum::Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .route("/sse", get(legacy::open))
         .route("/messages", post(legacy::message))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
+        .layer(cors)
         .with_state(state);
     if !address.ip().is_loopback() {
         tracing::warn!(%address, "listening beyond loopback: anyone who can reach this address can use the plugins");
