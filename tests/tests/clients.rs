@@ -235,3 +235,51 @@ fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
         "{prompt}"
     );
 }
+
+/// Proves: the official Python SDK's streamable HTTP client works with `palisade serve --http`:
+/// it initializes (taking the session id), lists tools, calls one with a JSON answer, follows
+/// progress and log notifications on a call's SSE stream, answers a plugin's
+/// `sampling/createMessage` that arrives on the stream (its answer is a POST), pings, and ends
+/// the session with DELETE on close. The script asserts each step.
+#[test]
+fn official_python_sdk_lists_and_calls_tools_over_http() {
+    let config = repo_root().join("plugins/conformance/palisade.toml");
+    let server = HttpServer::start(&[
+        "--no-watch",
+        "--config",
+        &path_str(&config),
+        "--plugin",
+        &plugin_arg("hello"),
+        "--plugin",
+        &plugin_arg("misbehave"),
+    ]);
+    let script = repo_root().join("tests/clients/python_http.py");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(&server.url)
+        .output()
+        .expect("running the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}\n--- server\n{}",
+        server.stderr()
+    );
+    for line in [
+        "negotiated 2025-11-25 with palisade",
+        "greet -> Hello, HTTP!",
+        "progress -> reported 200000 steps after some progress",
+        "log -> logged 2 messages ['message 1', 'message 2']",
+        "sampling -> LLM response: 4",
+        "ping ok",
+        "closed",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
+    }
+    assert!(
+        server.wait_for_stderr("HTTP session ended by the client", secs(10)),
+        "the SDK should end its session with DELETE:\n{}",
+        server.stderr()
+    );
+}

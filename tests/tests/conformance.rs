@@ -4,59 +4,9 @@
 //! 0.1.16 with `--suite all`, and 0.2.0-alpha.12 with `--requirements 2025-11-25` (which also
 //! checks every message against the schema, `wire-schema-valid`).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use palisade_tests::*;
-
-/// Palisade over HTTP on a free loopback port; killed on drop.
-struct HttpServer {
-    child: Child,
-    url: String,
-    _cache: tempfile::TempDir,
-}
-
-impl HttpServer {
-    fn start() -> HttpServer {
-        let cache = tempdir();
-        let config = repo_root().join("plugins/conformance/palisade.toml");
-        let mut child = Command::new(palisade_bin())
-            .args(["serve", "--no-watch", "--http", "127.0.0.1:0", "--config"])
-            .arg(&config)
-            .arg("--cache-dir")
-            .arg(cache.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting palisade");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("palisade: listening on ") {
-                    let _ = tx.send(url.trim().to_string());
-                }
-                // Keep draining so the server never blocks on a full pipe.
-            }
-        });
-        let url = rx
-            .recv_timeout(startup_timeout())
-            .expect("palisade did not say where it listens");
-        HttpServer {
-            child,
-            url,
-            _cache: cache,
-        }
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Runs one pinned version of the suite; returns its output after checking it passed.
 fn run_suite(package: &str, args: &[&str]) -> String {
@@ -69,7 +19,8 @@ fn run_suite(package: &str, args: &[&str]) -> String {
         node.display(),
         suite.display()
     );
-    let server = HttpServer::start();
+    let config = repo_root().join("plugins/conformance/palisade.toml");
+    let server = HttpServer::start(&["--no-watch", "--config", &path_str(&config)]);
     let out = Command::new(&node)
         .arg(&suite)
         .args(["server", "--url", &server.url])

@@ -3,8 +3,7 @@
 //! lists and calls tools, lists and reads resources and templates, gets a prompt, completes an
 //! argument, and sees a bad prompt request refused (tests/clients/ts_sdk.mjs asserts each step).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use palisade_tests::*;
 
@@ -49,33 +48,6 @@ fn official_typescript_sdk_over_stdio() {
 
 #[test]
 fn official_typescript_sdk_over_streamable_http() {
-    let cache = tempdir();
-    let mut server = Command::new(palisade_bin())
-        .args(["serve", "--no-watch", "--http", "127.0.0.1:0", "--config"])
-        .arg(example_config())
-        .arg("--cache-dir")
-        .arg(cache.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting palisade");
-    let stderr = server.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(url) = line.strip_prefix("palisade: listening on ") {
-                let _ = tx.send(url.trim().to_string());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(startup_timeout())
-        .expect("palisade did not say where it listens");
-    let outcome = std::panic::catch_unwind(|| run_script(&["http", &url]));
-    let _ = server.kill();
-    let _ = server.wait();
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    let server = HttpServer::start(&["--no-watch", "--config", &example_config()]);
+    run_script(&["http", &server.url]);
 }

@@ -193,7 +193,7 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
         };
         finishing.finish(stream, response);
     });
-    let guard = DisconnectGuard::new(http_session.clone(), stream);
+    let guard = DisconnectGuard::new(http_session.clone(), stream, attached.listener);
     let Some(mut live) = attached.live else {
         return StatusCode::ACCEPTED.into_response();
     };
@@ -279,7 +279,7 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
             "no such stream: it ended long ago, or the event id is not from this session",
         );
     };
-    let guard = DisconnectGuard::new(http_session, stream);
+    let guard = DisconnectGuard::new(http_session, stream, attached.listener);
     sse(attached.replay, attached.live, guard)
 }
 
@@ -297,6 +297,7 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
     match lock(&state.sessions).remove(&id) {
         Some(http_session) => {
             http_session.session.close();
+            http_session.streams.close();
             tracing::info!(session = id, "HTTP session ended by the client");
             StatusCode::NO_CONTENT.into_response()
         }
@@ -309,6 +310,8 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
 }
 
 /// Host, Origin and protocol version: the checks every method passes first.
+// The error is the handler's answer, returned once per request: not worth boxing.
+#[allow(clippy::result_large_err)]
 fn check_request(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
     let allow = &state.options.allow;
     let forbidden = |Refused(why)| {
@@ -321,6 +324,7 @@ fn check_request(state: &AppState, headers: &HeaderMap) -> Result<(), Response> 
         .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why))
 }
 
+#[allow(clippy::result_large_err)]
 fn find_session(state: &AppState, headers: &HeaderMap) -> Result<Arc<HttpSession>, Response> {
     let Some(id) = session_id(headers) else {
         return Err(http_error(
@@ -378,6 +382,7 @@ async fn expire_idle_sessions(state: std::sync::Weak<AppState>) {
         for (id, s) in expired {
             tracing::info!(session = id, "HTTP session expired");
             s.session.close();
+            s.streams.close();
         }
         let check_every = (timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
         drop(state);
@@ -390,14 +395,16 @@ async fn expire_idle_sessions(state: std::sync::Weak<AppState>) {
 struct DisconnectGuard {
     http_session: Arc<HttpSession>,
     stream: StreamId,
+    listener: u64,
     armed: bool,
 }
 
 impl DisconnectGuard {
-    fn new(http_session: Arc<HttpSession>, stream: StreamId) -> DisconnectGuard {
+    fn new(http_session: Arc<HttpSession>, stream: StreamId, listener: u64) -> DisconnectGuard {
         DisconnectGuard {
             http_session,
             stream,
+            listener,
             armed: true,
         }
     }
@@ -412,7 +419,7 @@ impl Drop for DisconnectGuard {
         if !self.armed {
             return;
         }
-        let requests = self.http_session.streams.detach(self.stream);
+        let requests = self.http_session.streams.detach(self.stream, self.listener);
         if requests.is_empty() {
             return;
         }

@@ -41,6 +41,8 @@ pub struct StreamEvent {
 pub struct Attached {
     pub replay: Vec<StreamEvent>,
     pub live: Option<mpsc::UnboundedReceiver<StreamEvent>>,
+    /// Which listener this is, for [`Streams::detach`].
+    pub listener: u64,
 }
 
 #[derive(Default)]
@@ -64,6 +66,8 @@ struct Stream {
     /// Events up to here reached a listener.
     delivered: u64,
     listener: Option<mpsc::UnboundedSender<StreamEvent>>,
+    /// Counts listeners: a reconnecting client takes the stream over from the one before.
+    listener_number: u64,
     requests: Vec<Value>,
     finished: bool,
 }
@@ -142,6 +146,7 @@ impl Streams {
             .cloned()
             .collect();
         s.delivered = s.next_seq;
+        s.listener_number += 1;
         let live = if s.finished {
             None
         } else {
@@ -149,15 +154,19 @@ impl Streams {
             s.listener = Some(tx);
             Some(rx)
         };
-        Some(Attached { replay, live })
+        Some(Attached {
+            replay,
+            live,
+            listener: s.listener_number,
+        })
     }
 
-    /// The listener of `stream` is gone. Returns the requests of the stream if it is unfinished
-    /// (the caller decides whether to cancel them).
-    pub fn detach(&self, stream: StreamId) -> Vec<Value> {
+    /// Listener number `listener` of `stream` is gone. Returns the requests of the stream if it
+    /// is unfinished and nobody took it over (the caller decides whether to cancel them).
+    pub fn detach(&self, stream: StreamId, listener: u64) -> Vec<Value> {
         let mut inner = self.lock();
         match inner.streams.get_mut(&stream) {
-            Some(s) if !s.finished => {
+            Some(s) if !s.finished && s.listener_number == listener => {
                 s.listener = None;
                 s.requests.clone()
             }
@@ -172,6 +181,13 @@ impl Streams {
             .streams
             .get(&stream)
             .is_some_and(|s| !s.finished && s.listener.as_ref().is_none_or(|l| l.is_closed()))
+    }
+
+    /// Ends every stream's connection: the session is over.
+    pub fn close(&self) {
+        for stream in self.lock().streams.values_mut() {
+            stream.listener = None;
+        }
     }
 
     /// Whether any stream has a listener (the session is in use).
@@ -235,7 +251,7 @@ mod tests {
         assert_eq!(live.try_recv().unwrap().message, json!("progress 1"));
         // The client drops the connection; two more messages and the result come meanwhile.
         drop(live);
-        assert_eq!(streams.detach(stream), vec![json!(1)]);
+        assert_eq!(streams.detach(stream, first.listener), vec![json!(1)]);
         streams.push(Some(&json!(1)), json!("progress 2"));
         streams.finish(stream, Some(json!("result")));
         let again = streams.attach(stream, Some(0)).unwrap();
@@ -246,6 +262,18 @@ mod tests {
             again.live.is_none(),
             "a finished stream ends after the replay"
         );
+    }
+
+    #[test]
+    fn a_new_listener_takes_over_and_the_old_one_going_leaves_it_alone() {
+        let streams = Streams::default();
+        let stream = streams.open(&[json!(1)]);
+        let old = streams.attach(stream, None).unwrap();
+        let new = streams.attach(stream, None).unwrap();
+        assert!(streams.detach(stream, old.listener).is_empty());
+        streams.push(Some(&json!(1)), json!("still here"));
+        let mut live = new.live.unwrap();
+        assert_eq!(live.try_recv().unwrap().message, json!("still here"));
     }
 
     #[test]
