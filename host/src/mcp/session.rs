@@ -140,16 +140,18 @@ impl Session {
 
     /// Cancels the request `id` if it is in flight, as `notifications/cancelled` would.
     pub fn cancel(&self, id: &Value) {
-        let token = self
-            .in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id.to_string())
-            .cloned();
-        if let Some(token) = token {
+        if let Some(token) = self.in_flight_token(id) {
             tracing::info!(%id, "request cancelled: its client is gone");
             token.cancel();
         }
+    }
+
+    fn in_flight_token(&self, id: &Value) -> Option<CancellationToken> {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id.to_string())
+            .cloned()
     }
 
     /// Ends the session: every request in flight is cancelled and background work stops.
@@ -296,13 +298,7 @@ impl Session {
                 let Some(id) = params.get("requestId") else {
                     return tracing::debug!("cancellation without requestId");
                 };
-                let token = self
-                    .in_flight
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&id.to_string())
-                    .cloned();
-                match token {
+                match self.in_flight_token(id) {
                     Some(token) => {
                         let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
                         tracing::info!(%id, reason, "request cancelled by the client");

@@ -11,11 +11,10 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{AppState, accepts, check_request, content_type_is_json, http_error, lock};
-use crate::mcp::jsonrpc::{INVALID_REQUEST, PARSE_ERROR};
+use super::{AppState, accepts, check_request, http_error, lock, posted_message};
+use crate::mcp::jsonrpc::INVALID_REQUEST;
 use crate::mcp::{Outgoing, Session};
 
 /// A legacy session: everything it sends goes to its one stream.
@@ -76,32 +75,16 @@ pub(super) async fn message(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    if let Err(refused) = check_request(&state, &headers) {
-        return refused;
-    }
-    if !content_type_is_json(&headers) {
-        return http_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            INVALID_REQUEST,
-            "Content-Type must be application/json",
-        );
-    }
+    let value = match posted_message(&state, &headers, &body) {
+        Ok(value) => value,
+        Err(response) => return response,
+    };
     let Some(legacy) = lock(&state.legacy).get(&query.session_id).cloned() else {
         return http_error(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
             "unknown or closed session",
         );
-    };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(value) => value,
-        Err(e) => {
-            return http_error(
-                StatusCode::BAD_REQUEST,
-                PARSE_ERROR,
-                &format!("parse error: {e}"),
-            );
-        }
     };
     // Same path as a stdio line: batches, errors and responses all go out on the stream.
     legacy.session.receive_value(value);

@@ -120,25 +120,9 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
 }
 
 async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(refused) = check_request(&state, &headers) {
-        return refused;
-    }
-    if !content_type_is_json(&headers) {
-        return http_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            INVALID_REQUEST,
-            "Content-Type must be application/json",
-        );
-    }
-    let value: Value = match serde_json::from_slice(&body) {
+    let value = match posted_message(&state, &headers, &body) {
         Ok(value) => value,
-        Err(e) => {
-            return http_error(
-                StatusCode::BAD_REQUEST,
-                PARSE_ERROR,
-                &format!("parse error: {e}"),
-            );
-        }
+        Err(response) => return response,
     };
     if value.get("method").and_then(Value::as_str) == Some("initialize") {
         return initialize(&state, value).await;
@@ -310,6 +294,26 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
 }
 
 /// Host, Origin and protocol version: the checks every method passes first.
+/// The JSON-RPC message (or batch) a POST carries, after every check a POST passes.
+#[allow(clippy::result_large_err)]
+fn posted_message(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Value, Response> {
+    check_request(state, headers)?;
+    if !content_type_is_json(headers) {
+        return Err(http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            INVALID_REQUEST,
+            "Content-Type must be application/json",
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        http_error(
+            StatusCode::BAD_REQUEST,
+            PARSE_ERROR,
+            &format!("parse error: {e}"),
+        )
+    })
+}
+
 // The error is the handler's answer, returned once per request: not worth boxing.
 #[allow(clippy::result_large_err)]
 fn check_request(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
