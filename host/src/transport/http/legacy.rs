@@ -34,9 +34,12 @@ pub(super) async fn open(State(state): State<Arc<AppState>>, headers: HeaderMap)
             "Accept must include text/event-stream",
         );
     }
+    let id = match super::new_session_id() {
+        Ok(id) => id,
+        Err(response) => return response,
+    };
     let (sender, receiver) = mpsc::unbounded_channel::<Outgoing>();
     let session = Session::new(state.server.clone(), Arc::new(sender));
-    let id = super::new_session_id();
     lock(&state.legacy).insert(id.clone(), Arc::new(LegacySession { session }));
     tracing::info!(session = id, "HTTP+SSE session started");
     let endpoint = Event::default()

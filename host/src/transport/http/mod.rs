@@ -30,7 +30,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use crate::mcp::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR, RpcError};
+use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::mcp::{Server, Session};
 use guard::{AllowList, Refused};
 use streams::{STANDALONE, StreamEvent, StreamId, Streams};
@@ -210,7 +210,13 @@ async fn initialize(state: &Arc<AppState>, value: Value) -> Response {
         session.close();
         return json_response(StatusCode::OK, &response);
     }
-    let id = new_session_id();
+    let id = match new_session_id() {
+        Ok(id) => id,
+        Err(response) => {
+            session.close();
+            return response;
+        }
+    };
     let http_session = Arc::new(HttpSession {
         session,
         streams,
@@ -358,11 +364,19 @@ fn session_id(headers: &HeaderMap) -> Option<String> {
         .map(String::from)
 }
 
-/// 128 bits from the operating system's secure generator.
-fn new_session_id() -> String {
+/// 128 bits from the operating system's secure generator; without it, no session (a 500).
+#[allow(clippy::result_large_err)]
+fn new_session_id() -> Result<String, Response> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the operating system's random generator");
-    hex::encode(bytes)
+    getrandom::fill(&mut bytes).map_err(|e| {
+        tracing::error!("the operating system's random generator failed: {e}");
+        http_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            INTERNAL_ERROR,
+            "cannot make a session id: the random generator failed",
+        )
+    })?;
+    Ok(hex::encode(bytes))
 }
 
 /// Forgets sessions idle longer than the timeout (no request, no open stream).
