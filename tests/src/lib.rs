@@ -320,6 +320,21 @@ enum Recv {
 }
 
 /// How to start a server: `palisade serve <args>`.
+/// Spawns `cmd`, retrying while the program is "text file busy": a script a test has just written
+/// can still be open for writing in a child another test thread forked before its exec.
+pub fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut attempts = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(26) && attempts < 50 => {
+                attempts += 1;
+                thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 pub struct ServerBuilder {
     bin: Option<PathBuf>,
     args: Vec<String>,
@@ -386,8 +401,7 @@ impl ServerBuilder {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd
-            .spawn()
+        let mut child = spawn_retrying(&mut cmd)
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
 
         let stdin = child.stdin.take();
