@@ -988,23 +988,11 @@ impl Server {
     /// [`notifications`](Self::notifications) comes first) and takes it. Other messages arriving
     /// meanwhile are kept. Fails on timeout.
     pub fn wait_notification(&mut self, method: &str, timeout: Duration) -> Value {
-        let is_it = |m: &Value| m.get("id").is_none() && m.get("method") == Some(&json!(method));
-        if let Some(pos) = self.notifications.iter().position(is_it) {
-            return self.notifications.remove(pos);
-        }
-        if let Some(pos) = self.inbox.iter().position(is_it) {
-            return self.inbox.remove(pos).unwrap();
-        }
-        let deadline = Instant::now() + timeout;
-        loop {
-            match self.next_message(deadline) {
-                Recv::Msg(m) if is_it(&m) => return m,
-                Recv::Msg(m) => self.file_away(m),
-                Recv::Timeout => self.fail(format!("no {method} notification within {timeout:?}")),
-                Recv::Closed => self.fail(format!(
-                    "the server closed stdout before sending a {method} notification"
-                )),
-            }
+        match self.wait_notification_where(method, |_| true, timeout) {
+            Some(notification) => notification,
+            None => self.fail(format!(
+                "no {method} notification within {timeout:?} (or stdout closed first)"
+            )),
         }
     }
 
@@ -1389,25 +1377,13 @@ impl Server {
         let is_it = |m: &Value| {
             m.get("id").is_none() && m.get("method").and_then(Value::as_str) == Some(method)
         };
-        let mut taken = Vec::new();
-        let mut kept = Vec::new();
-        for n in self.notifications.drain(..) {
-            if is_it(&n) {
-                taken.push(n);
-            } else {
-                kept.push(n);
-            }
-        }
+        let (mut taken, kept): (Vec<Value>, Vec<Value>) =
+            self.notifications.drain(..).partition(|m| is_it(m));
         self.notifications = kept;
-        let mut inbox = VecDeque::new();
-        for m in self.inbox.drain(..) {
-            if is_it(&m) {
-                taken.push(m);
-            } else {
-                inbox.push_back(m);
-            }
-        }
-        self.inbox = inbox;
+        let (from_inbox, inbox): (Vec<Value>, Vec<Value>) =
+            self.inbox.drain(..).partition(|m| is_it(m));
+        self.inbox = inbox.into();
+        taken.extend(from_inbox);
         taken
     }
 }

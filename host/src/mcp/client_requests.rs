@@ -33,34 +33,39 @@ pub(super) struct SessionClient {
 
 impl ClientChannel for SessionClient {
     fn elicit(&self, request: ElicitationRequest) -> ClientAnswer<ElicitationResponse> {
-        let (session, related) = (self.session.clone(), self.related.clone());
-        Box::pin(async move {
-            let params = session.elicitation_params(request)?;
-            let result = session
-                .ask_client(
-                    "elicitation/create",
-                    params,
-                    ELICITATION_TIMEOUT,
-                    Some(&related),
-                )
-                .await?;
-            parse_elicitation(&result)
+        let params = self.session.elicitation_params(request);
+        self.ask("elicitation/create", params, ELICITATION_TIMEOUT, |r| {
+            parse_elicitation(&r)
         })
     }
 
     fn sample(&self, request: SamplingRequest) -> ClientAnswer<SamplingResponse> {
+        let params = self.session.sampling_params(request);
+        self.ask(
+            "sampling/createMessage",
+            params,
+            SAMPLING_TIMEOUT,
+            parse_sampling,
+        )
+    }
+}
+
+impl SessionClient {
+    /// Sends `method` with `params` (or the reason there are none) on the call's request, and
+    /// parses the client's answer.
+    fn ask<T: 'static>(
+        &self,
+        method: &'static str,
+        params: Result<Value, String>,
+        timeout: Duration,
+        parse: fn(Value) -> Result<T, String>,
+    ) -> ClientAnswer<T> {
         let (session, related) = (self.session.clone(), self.related.clone());
         Box::pin(async move {
-            let params = session.sampling_params(request)?;
             let result = session
-                .ask_client(
-                    "sampling/createMessage",
-                    params,
-                    SAMPLING_TIMEOUT,
-                    Some(&related),
-                )
+                .ask_client(method, params?, timeout, Some(&related))
                 .await?;
-            parse_sampling(result)
+            parse(result)
         })
     }
 }
