@@ -3,6 +3,7 @@
 //! Layers, each knowing only the one below it: `transport` (stdio lines) → `mcp` (JSON-RPC, versions,
 //! dispatch) → `catalog` (public names → plugins) → `runtime` (wasmtime, sandbox, limits).
 
+pub mod audit;
 pub mod catalog;
 pub mod config;
 pub mod live;

@@ -8,7 +8,6 @@ use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 
 use palisade::catalog::Catalog;
-use palisade::config::{Limits, PluginConfig, RootsAccess};
 use palisade::live;
 use palisade::mcp::Server;
 use palisade::runtime::sandbox::Root;
@@ -31,13 +30,20 @@ struct Cli {
 enum Command {
     /// Serve MCP over stdio (one JSON-RPC message per line) until stdin closes.
     Serve(ServeArgs),
-    /// Describe a plugin: the interfaces it exports, its tools, and the imports it needs.
+    /// Describe a plugin: its SHA-256, the interfaces it exports, its tools, and each import it
+    /// needs next to what the sandbox (and the configuration, with --config) grants for it.
     Inspect {
-        /// The component (.wasm) to describe.
+        /// The component (.wasm) to describe, or with --config the name of a configured plugin.
         plugin: PathBuf,
+        /// Show the grants this configuration gives the plugin (matched by name or by path).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
         #[command(flatten)]
         cache: CacheArgs,
     },
+    /// Make a new random bearer token for [[auth.tokens]]: prints the token (give it to the
+    /// client) and its SHA-256 (put that in the configuration).
+    Token,
 }
 
 #[derive(clap::Args)]
@@ -96,18 +102,26 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(args).await,
-            Command::Inspect { plugin, cache } => {
-                let name = setup::name_from_file(&plugin);
+            Command::Inspect {
+                plugin,
+                config,
+                cache,
+            } => {
                 let runtime = Runtime::new(cache_for(cache.cache_dir, None))?;
-                let config = PluginConfig {
-                    name,
-                    path: plugin,
-                    prefix: String::new(),
-                    roots: RootsAccess::None,
-                    dirs: Vec::new(),
-                    limits: Limits::default(),
-                };
+                let config = setup::plugin_to_inspect(&plugin, config.as_deref())?;
                 print!("{}", inspect(&runtime, config).await?);
+                Ok(())
+            }
+            Command::Token => {
+                let token = setup::new_token()?;
+                println!("token:  {token}");
+                println!(
+                    "sha256: {}",
+                    hex::encode(palisade::config::access::sha256(&token))
+                );
+                println!(
+                    "\nGive the token to the client (Authorization: Bearer <token>); put the hash in\n[[auth.tokens]] sha256 = \"...\" with a name and a scope."
+                );
                 Ok(())
             }
         }
@@ -153,7 +167,18 @@ async fn serve(args: ServeArgs) -> Result<()> {
     };
     let catalog =
         Catalog::new(plugins.clone(), native).context("cannot serve these plugins together")?;
-    let server = Server::new(catalog, config.page_size, roots);
+    let audit = config
+        .audit
+        .clone()
+        .map(palisade::audit::AuditLog::open)
+        .transpose()?;
+    let server = Server::new(
+        catalog,
+        config.page_size,
+        roots,
+        config.access.clone(),
+        audit,
+    );
     if config.watch {
         // Serving matters more than reloading: without a watcher, say so and go on.
         if let Err(e) = live::start(server.clone(), runtime, options, plugins) {

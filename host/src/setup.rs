@@ -1,12 +1,12 @@
 //! From the command line and the configuration file to the plugins to load: used at start and
 //! again on every reload.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 
-use crate::config::{self, Config, Limits, PluginConfig, RootsAccess};
+use crate::config::{self, Config, PluginConfig, RootsAccess};
 use crate::runtime::{Plugin, Runtime};
 
 /// What `palisade serve` was asked to serve.
@@ -73,12 +73,8 @@ impl ServeOptions {
             );
             wanted.push(Wanted {
                 config: PluginConfig {
-                    prefix: name.clone(),
-                    name,
-                    path: path.clone(),
                     roots: RootsAccess::ReadOnly,
-                    dirs: Vec::new(),
-                    limits: Limits::default(),
+                    ..PluginConfig::new(name, path.clone())
                 },
                 origin: format!("--plugin {}", path.display()),
             });
@@ -117,4 +113,38 @@ pub fn name_from_file(path: &std::path::Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// The plugin `palisade inspect` describes: with a configuration, the configured plugin named
+/// `target` or at the path `target`, grants and all; else the file with no grants.
+pub fn plugin_to_inspect(target: &Path, config: Option<&Path>) -> Result<PluginConfig> {
+    let Some(config_path) = config else {
+        return Ok(PluginConfig {
+            prefix: String::new(),
+            ..PluginConfig::new(name_from_file(target), target.to_path_buf())
+        });
+    };
+    let config = Config::load(config_path)?;
+    let wanted = std::fs::canonicalize(target).ok();
+    config
+        .plugins
+        .into_iter()
+        .find(|p| {
+            Path::new(&p.name) == target
+                || wanted.is_some() && std::fs::canonicalize(&p.path).ok() == wanted
+        })
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} configures no plugin named or at {}",
+                config_path.display(),
+                target.display()
+            )
+        })
+}
+
+/// A new bearer token: 32 random bytes from the OS, in hex.
+pub fn new_token() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
+    Ok(hex::encode(bytes))
 }

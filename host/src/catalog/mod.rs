@@ -13,8 +13,10 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::config::{AnnotationOverrides, Scope};
 use crate::runtime::Plugin;
 use crate::runtime::bindings::completion::CompletionRef;
+use crate::runtime::bindings::tools as wit_tools;
 
 pub use page::{InvalidCursor, page};
 pub use prompts::CatalogPrompt;
@@ -61,7 +63,11 @@ impl Catalog {
         for plugin in &plugins {
             for tool in &plugin.tools {
                 let name = public_name(&plugin.config.prefix, &tool.name);
-                candidates.push((name, Backend::Plugin(plugin.clone()), tool.clone()));
+                let mut tool = tool.clone();
+                if let Some(policy) = plugin.config.tools.get(&tool.name) {
+                    apply_overrides(&mut tool, &policy.annotations);
+                }
+                candidates.push((name, Backend::Plugin(plugin.clone()), tool));
             }
         }
         for n in native {
@@ -136,6 +142,28 @@ impl Catalog {
     /// Every tool, in order.
     pub fn tools(&self) -> &[CatalogTool] {
         &self.tools
+    }
+
+    /// Whether `scope` lets a client see and call `tool`.
+    pub fn tool_in_scope(tool: &CatalogTool, scope: &Scope) -> bool {
+        match &tool.backend {
+            Backend::Plugin(p) => scope.allows_item(&p.name, &tool.tool.name),
+            Backend::Native(_) => scope.allows_item(NATIVE_OWNER, &tool.tool.name),
+        }
+    }
+
+    /// Whether `scope` lets a client see and get `prompt`.
+    pub fn prompt_in_scope(prompt: &CatalogPrompt, scope: &Scope) -> bool {
+        scope.allows_item(&prompt.plugin.name, &prompt.prompt.name)
+    }
+
+    /// Whether `scope` leaves a client anything of this catalog to use.
+    pub fn visible_to(&self, scope: &Scope) -> bool {
+        self.tools.iter().any(|t| Self::tool_in_scope(t, scope))
+            || self.prompts.iter().any(|p| Self::prompt_in_scope(p, scope))
+            || self
+                .resource_plugins()
+                .any(|p| scope.allows_plugin(&p.name))
     }
 
     /// The prompt served as `public_name`.
@@ -222,6 +250,37 @@ pub enum CompletionTarget {
     Prompt(String),
     /// A resource template (or URI).
     Resource(String),
+}
+
+/// The plugin name scopes use for the tools compiled into the host (`--native-baseline`).
+pub const NATIVE_OWNER: &str = "native";
+
+/// The operator's annotations replace the plugin's, field by field: a plugin cannot claim to be
+/// read-only when the configuration says otherwise.
+fn apply_overrides(tool: &mut wit_tools::Tool, overrides: &AnnotationOverrides) {
+    if *overrides == AnnotationOverrides::default() {
+        return;
+    }
+    let a = tool.annotations.get_or_insert(wit_tools::ToolAnnotations {
+        title: None,
+        read_only_hint: None,
+        destructive_hint: None,
+        idempotent_hint: None,
+        open_world_hint: None,
+    });
+    if let Some(title) = &overrides.title {
+        a.title = Some(title.clone());
+    }
+    for (field, value) in [
+        (&mut a.read_only_hint, overrides.read_only_hint),
+        (&mut a.destructive_hint, overrides.destructive_hint),
+        (&mut a.idempotent_hint, overrides.idempotent_hint),
+        (&mut a.open_world_hint, overrides.open_world_hint),
+    ] {
+        if value.is_some() {
+            *field = value;
+        }
+    }
 }
 
 /// `prefix_name`, or `name` alone for an empty prefix.

@@ -6,39 +6,57 @@ use super::jsonrpc::RpcError;
 use super::version::ProtocolVersion;
 use super::{Server, wire};
 use crate::catalog::{Catalog, InvalidCursor, page};
+use crate::config::Scope;
 use crate::runtime::bindings::host::ListKind;
 
 impl Server {
+    /// The tools `scope` lets the client see.
     pub(super) fn list_tools(
         &self,
         params: &Map<String, Value>,
         v: ProtocolVersion,
+        scope: &Scope,
     ) -> Result<Value, RpcError> {
         let catalog = self.catalog();
-        self.paged(params, "tools", catalog.tools(), |t| wire::tool(t, v))
+        let visible: Vec<_> = catalog
+            .tools()
+            .iter()
+            .filter(|t| Catalog::tool_in_scope(t, scope))
+            .collect();
+        self.paged(params, "tools", &visible, |t| wire::tool(t, v))
     }
 
     pub(super) fn list_prompts(
         &self,
         params: &Map<String, Value>,
         v: ProtocolVersion,
+        scope: &Scope,
     ) -> Result<Value, RpcError> {
         let catalog = self.catalog();
-        self.paged(params, "prompts", catalog.prompts(), |p| wire::prompt(p, v))
+        let visible: Vec<_> = catalog
+            .prompts()
+            .iter()
+            .filter(|p| Catalog::prompt_in_scope(p, scope))
+            .collect();
+        self.paged(params, "prompts", &visible, |p| wire::prompt(p, v))
     }
 
     pub(super) fn list_resource_templates(
         &self,
         params: &Map<String, Value>,
         v: ProtocolVersion,
+        scope: &Scope,
     ) -> Result<Value, RpcError> {
         let catalog = self.catalog();
-        self.paged(
-            params,
-            "resourceTemplates",
-            catalog.resources.templates(),
-            |t| wire::resource_template(&t.template, v),
-        )
+        let visible: Vec<_> = catalog
+            .resources
+            .templates()
+            .iter()
+            .filter(|t| scope.allows_plugin(&t.plugin.name))
+            .collect();
+        self.paged(params, "resourceTemplates", &visible, |t| {
+            wire::resource_template(&t.template, v)
+        })
     }
 
     /// The page of `items` that `params.cursor` asks for, as `{ key: [...], nextCursor }`.

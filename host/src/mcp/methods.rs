@@ -2,6 +2,8 @@
 //! and runs the plugin call with the session's roots, cancellation and event forwarding.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use futures_util::future::join_all;
 use serde_json::{Map, Value, json};
@@ -15,10 +17,12 @@ use super::jsonrpc::{
 use super::plugin_events::{self, LEVELS};
 use super::version::ProtocolVersion;
 use super::{Session, wire};
-use crate::catalog::{Backend, CompletionTarget};
+use crate::audit::AuditRecord;
+use crate::catalog::{Backend, Catalog, CompletionTarget};
 use crate::config::RootsAccess;
+use crate::runtime::bindings::host::{ElicitationAction, ElicitationRequest, FormElicitation};
 use crate::runtime::bindings::types::ErrorCode;
-use crate::runtime::{CallContext, CallError, Plugin};
+use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, Plugin};
 
 impl Session {
     pub(super) async fn request(
@@ -37,14 +41,21 @@ impl Session {
         };
         match method {
             "ping" => Ok(json!({})),
-            "tools/list" => self.server.list_tools(&params, version),
+            "tools/list" => self
+                .server
+                .list_tools(&params, version, &self.identity.scope),
             "tools/call" => self.call_tool(call).await,
             "resources/list" => self.list_resources(call).await,
-            "resources/templates/list" => self.server.list_resource_templates(&params, version),
+            "resources/templates/list" => {
+                self.server
+                    .list_resource_templates(&params, version, &self.identity.scope)
+            }
             "resources/read" => self.read_resource(call).await,
             "resources/subscribe" => self.subscribe(&params, true),
             "resources/unsubscribe" => self.subscribe(&params, false),
-            "prompts/list" => self.server.list_prompts(&params, version),
+            "prompts/list" => self
+                .server
+                .list_prompts(&params, version, &self.identity.scope),
             "prompts/get" => self.get_prompt(call).await,
             "completion/complete" => self.complete(call).await,
             "logging/setLevel" => self.set_level(&params),
@@ -66,19 +77,40 @@ impl Session {
                 ));
             }
         };
+        // Written when the call ends, however it ends (a cancelled call is dropped mid-way).
+        let mut audit = AuditEntry::new(self, name, &arguments);
         let catalog = self.server.catalog();
-        let tool = catalog
+        // A tool outside the client's scope does not exist for it.
+        let Some(tool) = catalog
             .tool(name)
-            .ok_or_else(|| RpcError::invalid_params(format!("unknown tool: {name}")))?;
+            .filter(|t| Catalog::tool_in_scope(t, &self.identity.scope))
+        else {
+            audit.finish("unknown-tool", None);
+            return Err(RpcError::invalid_params(format!("unknown tool: {name}")));
+        };
+        audit.plugin = Some(tool.backend.owner().into());
         if let Err(errors) = tool.validate(&arguments) {
+            audit.finish("invalid-arguments", None);
             return Ok(wire::call_error(&format!(
                 "invalid arguments for `{name}`:\n{errors}"
             )));
         }
         let result = match &tool.backend {
             Backend::Plugin(plugin) => {
+                let confirm = plugin
+                    .config
+                    .tools
+                    .get(&tool.tool.name)
+                    .is_some_and(|t| t.confirm);
+                if confirm && let Err((outcome, why)) = self.confirm(&call, name, &arguments).await
+                {
+                    audit.finish(outcome, Some(&why));
+                    return Ok(wire::call_error(&why));
+                }
                 let own_name = tool.tool.name.clone();
-                self.with_plugin(plugin, &call, async |ctx| {
+                let stats = audit.stats.clone();
+                self.with_plugin(plugin, &call, async |mut ctx| {
+                    ctx.stats = stats;
                     plugin.call_tool(own_name, arguments.to_string(), ctx).await
                 })
                 .await
@@ -86,19 +118,79 @@ impl Session {
             Backend::Native(run) => Ok(run(&arguments)),
         };
         match result {
-            Ok(result) => Ok(wire::call_result(&result, call.version)),
+            Ok(result) => {
+                audit.finish(if result.is_error { "tool-error" } else { "ok" }, None);
+                Ok(wire::call_result(&result, call.version))
+            }
             // Tool errors are results the model can read, not protocol errors.
-            Err(CallError::Plugin(e)) => Ok(wire::call_error(&e.message)),
-            Err(CallError::Stopped(why)) => Ok(wire::call_error(&format!(
-                "{why}. The plugin was stopped; the server is fine and other calls go on."
-            ))),
-            Err(e) => Err(rpc_error(e, name)),
+            Err(CallError::Plugin(e)) => {
+                audit.finish("tool-error", Some(&e.message));
+                Ok(wire::call_error(&e.message))
+            }
+            Err(CallError::Limit(plugin, limit)) => {
+                let why = format!("plugin `{plugin}` {limit}");
+                audit.finish("limit", Some(&why));
+                Ok(wire::limit_error(&why, limit.retry_after()))
+            }
+            Err(CallError::Stopped(why)) => {
+                audit.finish("stopped", Some(&why));
+                Ok(wire::call_error(&format!(
+                    "{why}. The plugin was stopped; the server is fine and other calls go on."
+                )))
+            }
+            Err(e) => {
+                audit.finish("host-error", Some(&e.to_string()));
+                Err(rpc_error(e, name))
+            }
+        }
+    }
+
+    /// Asks the user, through elicitation, whether the tool `name` may run with `arguments`.
+    /// `Err` has the audit outcome and the message for the caller.
+    async fn confirm(
+        self: &Arc<Self>,
+        call: &Call<'_>,
+        name: &str,
+        arguments: &Value,
+    ) -> Result<(), (&'static str, String)> {
+        let mut shown = serde_json::to_string_pretty(arguments).unwrap_or_default();
+        if shown.len() > 2000 {
+            shown.truncate(shown.floor_char_boundary(2000));
+            shown.push_str("\n...");
+        }
+        let request = ElicitationRequest::Form(FormElicitation {
+            message: format!(
+                "Allow the tool `{name}` to run with these arguments?\n{shown}\n(The server's operator asks for confirmation before this tool runs.)"
+            ),
+            requested_schema: r#"{"type":"object","properties":{}}"#.into(),
+        });
+        let client = SessionClient {
+            session: self.clone(),
+            related: call.id.clone(),
+        };
+        match client.elicit(request).await {
+            Ok(answer) if answer.action == ElicitationAction::Accept => Ok(()),
+            Ok(_) => Err((
+                "declined",
+                format!("the user declined to run `{name}`; it did not run"),
+            )),
+            Err(why) => Err((
+                "not-confirmed",
+                format!(
+                    "`{name}` runs only after the user confirms it (confirm = true in the server's \
+                     configuration), and this client cannot be asked: {why}. It did not run."
+                ),
+            )),
         }
     }
 
     async fn list_resources(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
         let catalog = self.server.catalog();
-        let plugins: Vec<Arc<Plugin>> = catalog.resource_plugins().cloned().collect();
+        let plugins: Vec<Arc<Plugin>> = catalog
+            .resource_plugins()
+            .filter(|p| self.identity.scope.allows_plugin(&p.name))
+            .cloned()
+            .collect();
         // Listed live, every plugin at once: their lists follow the files behind them.
         let call = &call;
         let listings = join_all(plugins.iter().map(|plugin| async move {
@@ -140,7 +232,11 @@ impl Session {
                 .with_data(json!({ "uri": uri }))
         };
         let catalog = self.server.catalog();
-        let plugin = catalog.resources.route(uri).ok_or_else(not_found)?;
+        let plugin = catalog
+            .resources
+            .route(uri)
+            .filter(|p| self.identity.scope.allows_plugin(&p.name))
+            .ok_or_else(not_found)?;
         let contents = self
             .with_plugin(&plugin, &call, async |ctx| {
                 plugin.read_resource(uri.to_string(), ctx).await
@@ -163,7 +259,8 @@ impl Session {
         let uri = string_param(params, "uri")?;
         let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
         if on {
-            if self.server.catalog().resources.route(uri).is_none() {
+            let routed = self.server.catalog().resources.route(uri);
+            if !routed.is_some_and(|p| self.identity.scope.allows_plugin(&p.name)) {
                 return Err(RpcError::new(
                     RESOURCE_NOT_FOUND,
                     format!("resource not found: {uri}"),
@@ -191,6 +288,7 @@ impl Session {
         let catalog = self.server.catalog();
         let prompt = catalog
             .prompt(name)
+            .filter(|p| Catalog::prompt_in_scope(p, &self.identity.scope))
             .ok_or_else(|| RpcError::invalid_params(format!("unknown prompt: {name}")))?;
         let arguments = prompt
             .check_arguments(&arguments)
@@ -249,6 +347,12 @@ impl Session {
         let route = catalog
             .completion_route(&target, &argument.0)
             .map_err(RpcError::invalid_params)?;
+        if !self.completion_in_scope(&catalog, &target) {
+            return Err(RpcError::invalid_params(match &target {
+                CompletionTarget::Prompt(name) => format!("unknown prompt: {name}"),
+                CompletionTarget::Resource(uri) => format!("unknown resource template: {uri}"),
+            }));
+        }
         let Some((plugin, own_target)) = route else {
             // Nothing completes this argument: no suggestions.
             return Ok(json!({ "completion": { "values": [], "total": 0, "hasMore": false } }));
@@ -260,6 +364,23 @@ impl Session {
             .await
             .map_err(|e| rpc_error(e, "completion"))?;
         Ok(wire::completion_result(&result))
+    }
+
+    /// Whether the prompt or template a completion is about is in the client's scope.
+    fn completion_in_scope(&self, catalog: &Catalog, target: &CompletionTarget) -> bool {
+        let scope = &self.identity.scope;
+        match target {
+            CompletionTarget::Prompt(name) => catalog
+                .prompt(name)
+                .is_some_and(|p| Catalog::prompt_in_scope(p, scope)),
+            CompletionTarget::Resource(uri) => {
+                let owner = match catalog.resources.template(uri) {
+                    Some(t) => Some(t.plugin.clone()),
+                    None => catalog.resources.route(uri),
+                };
+                owner.is_some_and(|p| scope.allows_plugin(&p.name))
+            }
+        }
     }
 
     fn set_level(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
@@ -313,12 +434,63 @@ impl Session {
                 session: self.clone(),
                 related: call.id.clone(),
             })),
+            caller: Some(self.identity.client.clone()),
+            stats: Default::default(),
         };
         let result = f(ctx).await;
         // The call's store, and with it the event sender, is gone: let the forwarder flush so
         // no notification about this request follows its response.
         let _ = forwarder.await;
         result
+    }
+}
+
+/// The audit line of one tool call, written when dropped: a call cancelled mid-way is recorded
+/// as `cancelled`.
+struct AuditEntry<'a> {
+    session: &'a Session,
+    tool: &'a str,
+    arguments: &'a Value,
+    plugin: Option<String>,
+    started: Instant,
+    stats: Arc<CallStats>,
+    outcome: Option<(&'static str, Option<String>)>,
+}
+
+impl<'a> AuditEntry<'a> {
+    fn new(session: &'a Session, tool: &'a str, arguments: &'a Value) -> AuditEntry<'a> {
+        AuditEntry {
+            session,
+            tool,
+            arguments,
+            plugin: None,
+            started: Instant::now(),
+            stats: Arc::default(),
+            outcome: None,
+        }
+    }
+
+    fn finish(&mut self, outcome: &'static str, detail: Option<&str>) {
+        self.outcome = Some((outcome, detail.map(str::to_string)));
+    }
+}
+
+impl Drop for AuditEntry<'_> {
+    fn drop(&mut self) {
+        let Some(log) = &self.session.server.audit else {
+            return;
+        };
+        let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
+        log.record(&AuditRecord {
+            client: &self.session.identity.client,
+            plugin: self.plugin.as_deref(),
+            tool: self.tool,
+            arguments: self.arguments,
+            outcome,
+            detail: detail.as_deref(),
+            fuel_used: self.stats.fuel_used.load(Ordering::Relaxed),
+            duration: self.started.elapsed(),
+        });
     }
 }
 
@@ -352,6 +524,13 @@ fn rpc_error(error: CallError, what: &str) -> RpcError {
             }
         }
         CallError::Stopped(why) => RpcError::new(INTERNAL_ERROR, why),
+        CallError::Limit(plugin, limit) => {
+            let error = RpcError::new(INTERNAL_ERROR, format!("plugin `{plugin}` {limit}"));
+            match limit.retry_after() {
+                Some(after) => error.with_data(json!({ "retryAfterMs": after.as_millis() as u64 })),
+                None => error,
+            }
+        }
         CallError::Host(e) => {
             tracing::error!(what, "host failure: {e:#}");
             RpcError::new(INTERNAL_ERROR, format!("host failure: {e:#}"))

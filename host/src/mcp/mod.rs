@@ -17,7 +17,9 @@ use std::sync::{Arc, RwLock};
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::audit::AuditLog;
 use crate::catalog::Catalog;
+use crate::config::AccessConfig;
 use crate::runtime::bindings::host::ListKind;
 use crate::runtime::sandbox::Root;
 use version::ProtocolVersion;
@@ -51,11 +53,23 @@ pub struct Server {
     resource_files: RwLock<HashMap<PathBuf, BTreeSet<String>>>,
     /// The live reloader, when it runs.
     live: RwLock<Option<LiveHooks>>,
+    /// Tokens and scopes.
+    pub access: AccessConfig,
+    /// Where every tool call is recorded, when configured.
+    pub audit: Option<AuditLog>,
 }
 
 impl Server {
-    pub fn new(catalog: Catalog, page_size: usize, roots: Vec<Root>) -> Arc<Server> {
+    pub fn new(
+        catalog: Catalog,
+        page_size: usize,
+        roots: Vec<Root>,
+        access: AccessConfig,
+        audit: Option<AuditLog>,
+    ) -> Arc<Server> {
         Arc::new(Server {
+            access,
+            audit,
             catalog: RwLock::new(Arc::new(catalog)),
             page_size,
             roots: Arc::new(roots),

@@ -15,6 +15,7 @@ use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
 use super::plugin_events::LogGate;
 use super::version::ProtocolVersion;
 use super::{Change, Server, roots};
+use crate::config::Identity;
 use crate::runtime::bindings::host::{ListKind, LogLevel};
 use crate::runtime::sandbox::Root;
 
@@ -74,12 +75,15 @@ pub struct Session {
     pub(super) log_gate: LogGate,
     /// Resource URIs the client subscribed to.
     pub(super) subscriptions: Mutex<HashSet<String>>,
+    /// Who the client is and what it may see and call.
+    pub(super) identity: Identity,
 }
 
 impl Session {
-    pub fn new(server: Arc<Server>, outbox: Arc<dyn Outbox>) -> Arc<Session> {
+    pub fn new(server: Arc<Server>, outbox: Arc<dyn Outbox>, identity: Identity) -> Arc<Session> {
         let changes = server.subscribe_changes();
         let session = Arc::new(Session {
+            identity,
             roots: RwLock::new(server.roots.clone()),
             server,
             outbox,
@@ -103,6 +107,11 @@ impl Session {
             session.closed.clone(),
         ));
         session
+    }
+
+    /// The client's name (a token's name, `stdio` or `anonymous`).
+    pub fn client(&self) -> &str {
+        &self.identity.client
     }
 
     /// The negotiated revision, once `initialize` was answered.

@@ -183,6 +183,16 @@ pub fn call_error(message: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": message }], "isError": true })
 }
 
+/// A tool error for a call a limit refused or stopped; when waiting helps, `_meta` says how long
+/// (`palisade/retryAfterMs`) for programs, as the text does for the model.
+pub fn limit_error(message: &str, retry_after: Option<std::time::Duration>) -> Value {
+    let mut result = call_error(message);
+    if let Some(after) = retry_after {
+        result["_meta"] = json!({ "palisade/retryAfterMs": after.as_millis() as u64 });
+    }
+    result
+}
+
 /// One content block.
 pub fn content_block(block: &ContentBlock, v: V) -> Value {
     let mut out = Map::new();

@@ -25,6 +25,17 @@ pub struct CallContext {
     pub events: Option<mpsc::UnboundedSender<PluginEvent>>,
     /// The client, for the plugin's requests to it (elicitation, sampling).
     pub client: Option<Arc<dyn ClientChannel>>,
+    /// Who made the call, for the plugin's rate limits; `None` for the host's own calls (listing
+    /// a plugin at load), which are not rate-limited.
+    pub caller: Option<Arc<str>>,
+    /// Filled in by the call, for the audit log.
+    pub stats: Arc<CallStats>,
+}
+
+/// What a call cost.
+#[derive(Debug, Default)]
+pub struct CallStats {
+    pub fuel_used: std::sync::atomic::AtomicU64,
 }
 
 /// A plugin's answer from the client, or why there is none (said to the plugin).

@@ -1,5 +1,7 @@
 //! Enforcing a plugin's limits, and telling the caller which one stopped it.
 
+use std::time::Duration;
+
 use wasmtime::{ResourceLimiter, Trap};
 
 use crate::config::Limits;
@@ -14,6 +16,58 @@ pub enum LimitExceeded {
     Memory { limit_bytes: u64 },
     #[error("exceeded its time limit of {limit_ms} ms (limits.timeout_ms)")]
     Time { limit_ms: u64 },
+    #[error(
+        "returned {bytes} bytes, more than its output limit of {} KiB (limits.output_kib)",
+        limit_bytes >> 10
+    )]
+    Output { bytes: u64, limit_bytes: u64 },
+    #[error(
+        "is already running {limit} calls, its limit (limits.concurrent_calls); retry when one \
+         finishes"
+    )]
+    Concurrency { limit: u64 },
+    #[error(
+        "has used up its fuel budget ({per_second} fuel per second, limits.fuel_per_second); \
+         retry in {}",
+        seconds(*retry_after)
+    )]
+    FuelBudget {
+        per_second: u64,
+        retry_after: Duration,
+    },
+    #[error(
+        "was called more than {limit} times a minute by this client \
+         (limits.calls_per_minute_per_client); retry in {}",
+        seconds(*retry_after)
+    )]
+    ClientRate { limit: u64, retry_after: Duration },
+    #[error(
+        "was called more than {limit} times a minute (limits.calls_per_minute); retry in {}",
+        seconds(*retry_after)
+    )]
+    Rate { limit: u64, retry_after: Duration },
+}
+
+impl LimitExceeded {
+    /// When a retry can succeed, for limits that lift with time.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LimitExceeded::FuelBudget { retry_after, .. }
+            | LimitExceeded::ClientRate { retry_after, .. }
+            | LimitExceeded::Rate { retry_after, .. } => Some(*retry_after),
+            _ => None,
+        }
+    }
+}
+
+/// `0.25 s`, `3 s`: rounded up, so retrying when told works.
+fn seconds(d: Duration) -> String {
+    let ms = d.as_millis().max(1);
+    if ms < 10_000 {
+        format!("{:.2} s", (ms as f64 / 1000.0 * 100.0).ceil() / 100.0)
+    } else {
+        format!("{} s", d.as_secs() + 1)
+    }
 }
 
 /// Caps the linear memory of everything in one store (one call's instance), across all of its

@@ -4,13 +4,17 @@
 
 pub mod bindings;
 mod engine;
+pub mod gate;
 mod host_api;
 pub mod limits;
+mod network;
+mod output;
 mod plugin;
 pub mod sandbox;
 
 pub use engine::{CompileCache, EpochTicker, new_engine};
-pub use host_api::{CallContext, ClientAnswer, ClientChannel, PluginEvent};
+pub use host_api::{CallContext, CallStats, ClientAnswer, ClientChannel, PluginEvent};
+pub use limits::LimitExceeded;
 pub use plugin::{CallError, Exports, Plugin, inspect};
 
 use wasmtime::Engine;
@@ -19,6 +23,8 @@ use wasmtime::Engine;
 pub struct Runtime {
     pub engine: Engine,
     pub cache: CompileCache,
+    /// Every plugin's admission state, kept across reloads.
+    pub gates: gate::Gates,
     _ticker: EpochTicker,
 }
 
@@ -29,6 +35,7 @@ impl Runtime {
         Ok(Runtime {
             engine,
             cache,
+            gates: gate::Gates::default(),
             _ticker: ticker,
         })
     }

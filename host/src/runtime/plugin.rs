@@ -12,17 +12,23 @@ use wasmtime::component::{
 };
 use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::Runtime;
 use super::bindings::{self, completion, prompts, resources, tools, types};
+use super::gate::Gate;
 use super::host_api::CallContext;
 use super::limits::{LimitExceeded, MemoryLimiter, describe_failure};
+use super::network::NetworkPolicy;
+use super::output::OutputSize;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use crate::config::PluginConfig;
 
 /// The data of one call's store.
 pub struct StoreState {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    network: NetworkPolicy,
     table: ResourceTable,
     limiter: MemoryLimiter,
     pub(super) plugin: Arc<str>,
@@ -35,6 +41,16 @@ impl WasiView for StoreState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for StoreState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.network,
         }
     }
 }
@@ -57,6 +73,9 @@ pub enum CallError {
     /// The plugin was stopped: a limit, a trap, a panic. The message says which, for the caller.
     #[error("{0}")]
     Stopped(String),
+    /// A limit refused the call or stopped it; the message says which and when to retry.
+    #[error("plugin `{0}` {1}")]
+    Limit(Arc<str>, LimitExceeded),
     /// The host could not run the call (for example a granted directory is gone).
     #[error("{0:#}")]
     Host(anyhow::Error),
@@ -77,6 +96,7 @@ pub struct Plugin {
     pub prompts: Vec<prompts::Prompt>,
     pub completable: Vec<completion::CompletionRef>,
     grants: Arc<Grants>,
+    gate: Arc<Gate>,
     pre: InstancePre<StoreState>,
     guest: GuestExports,
 }
@@ -106,6 +126,16 @@ impl Plugin {
         let name: Arc<str> = config.name.as_str().into();
         let wasm = std::fs::read(&config.path)
             .with_context(|| format!("plugin `{name}`: cannot read {}", config.path.display()))?;
+        let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
+        if let Some(expected) = config.sha256.filter(|e| *e != wasm_sha256) {
+            anyhow::bail!(
+                "plugin `{name}`: {} has SHA-256 {}, but the configuration pins {}; refusing to \
+                 load it (if this file is the one you trust, put its hash in plugins.{name}.sha256)",
+                config.path.display(),
+                hex::encode(wasm_sha256),
+                hex::encode(expected)
+            );
+        }
         let component = runtime
             .cache
             .load(&runtime.engine, &wasm, &name)
@@ -138,18 +168,22 @@ impl Plugin {
         let grants = Arc::new(Grants {
             dirs: config.dirs.clone(),
             roots: config.roots,
+            env: config.env.clone(),
+            network: config.network.clone().into(),
         });
+        let gate = runtime.gates.for_plugin(&name, &config.limits);
         let mut plugin = Plugin {
             name,
             config,
             exports,
-            wasm_sha256: sha2::Sha256::digest(&wasm).into(),
+            wasm_sha256,
             tools: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
             completable: Vec::new(),
             grants,
+            gate,
             pre,
             guest,
         };
@@ -159,6 +193,23 @@ impl Plugin {
                 plugin.name
             )
         })?;
+        // Settings for a tool the plugin lacks are refused, not ignored: a misspelt name would
+        // silently drop a `confirm`.
+        if let Some(missing) = plugin
+            .config
+            .tools
+            .keys()
+            .find(|t| !listing.tools.iter().any(|tool| &tool.name == *t))
+        {
+            let known: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+            anyhow::bail!(
+                "plugin `{}`: the configuration has settings for tool `{missing}` (plugins.{}.tools.{missing}), \
+                 but the plugin has no such tool; its tools are: {}",
+                plugin.name,
+                plugin.name,
+                known.join(", ")
+            );
+        }
         plugin.tools = listing.tools;
         plugin.resources = listing.resources;
         plugin.templates = listing.templates;
@@ -218,6 +269,7 @@ impl Plugin {
                 guest.call_call_tool(store, &name, &arguments).await
             })
             .await?;
+        self.check_output(&result)?;
         result.map_err(CallError::Plugin)
     }
 
@@ -234,6 +286,19 @@ impl Plugin {
         .await
     }
 
+    /// Refuses an answer larger than the plugin's output limit.
+    fn check_output(&self, output: &impl OutputSize) -> Result<(), CallError> {
+        let bytes = output.output_size();
+        let limit_bytes = self.config.limits.output_bytes;
+        if bytes > limit_bytes {
+            return Err(CallError::Limit(
+                self.name.clone(),
+                LimitExceeded::Output { bytes, limit_bytes },
+            ));
+        }
+        Ok(())
+    }
+
     /// Reads the resource at `uri`.
     pub async fn read_resource(
         &self,
@@ -247,6 +312,7 @@ impl Plugin {
                 guest.call_read_resource(store, &uri).await
             })
             .await?;
+        self.check_output(&result)?;
         result.map_err(CallError::Plugin)
     }
 
@@ -264,6 +330,7 @@ impl Plugin {
                 guest.call_get_prompt(store, &name, &arguments).await
             })
             .await?;
+        self.check_output(&result)?;
         result.map_err(CallError::Plugin)
     }
 
@@ -284,6 +351,7 @@ impl Plugin {
                     .await
             })
             .await?;
+        self.check_output(&result)?;
         result.map_err(CallError::Plugin)
     }
 
@@ -294,6 +362,16 @@ impl Plugin {
         f: impl AsyncFnOnce(&mut Store<StoreState>, &Instance) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
         let limits = self.config.limits;
+        // Clients' calls pass the plugin's gate; the host's own (listing at load) do not.
+        let _admission = match &call.caller {
+            Some(client) => Some(
+                self.gate
+                    .admit(client)
+                    .map_err(|limit| CallError::Limit(self.name.clone(), limit))?,
+            ),
+            None => None,
+        };
+        let stats = call.stats.clone();
         let stdout = OutputCapture::new(self.name.clone(), "stdout");
         let stderr = OutputCapture::new(self.name.clone(), "stderr");
         let wasi = wasi_context(&self.grants, &call.roots, stdout.clone(), stderr.clone())
@@ -302,6 +380,8 @@ impl Plugin {
             self.pre.engine(),
             StoreState {
                 wasi,
+                http: WasiHttpCtx::new(),
+                network: NetworkPolicy::new(self.name.clone(), self.grants.network.clone()),
                 table: ResourceTable::new(),
                 limiter: MemoryLimiter::new(&limits),
                 plugin: self.name.clone(),
@@ -340,20 +420,27 @@ impl Plugin {
             .fuel_per_call
             .saturating_sub(store.get_fuel().unwrap_or(0));
         tracing::debug!(plugin = &*self.name, fuel_used, elapsed = ?started.elapsed(), "call finished");
+        self.gate.charge_fuel(fuel_used);
+        stats
+            .fuel_used
+            .store(fuel_used, std::sync::atomic::Ordering::Relaxed);
         match outcome {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => {
+                if let Some(limit) = err.chain().find_map(|c| c.downcast_ref::<LimitExceeded>()) {
+                    tracing::warn!(plugin = &*self.name, "plugin stopped: {limit}");
+                    return Err(CallError::Limit(self.name.clone(), limit.clone()));
+                }
                 let why = describe_failure(&err, &limits, &stderr_tail);
                 tracing::warn!(plugin = &*self.name, "plugin stopped: {why}");
                 Err(CallError::Stopped(format!("plugin `{}` {why}", self.name)))
             }
-            Err(_elapsed) => Err(CallError::Stopped(format!(
-                "plugin `{}` {}",
-                self.name,
+            Err(_elapsed) => Err(CallError::Limit(
+                self.name.clone(),
                 LimitExceeded::Time {
-                    limit_ms: limits.timeout_ms
-                }
-            ))),
+                    limit_ms: limits.timeout_ms,
+                },
+            )),
         }
     }
 }
@@ -369,10 +456,11 @@ fn exported<T: Clone>(indices: &Option<T>, interface: &str) -> Result<T, CallErr
 
 /// Interface packages the linker provides. WASI's are matched by semver (a plugin built against
 /// wasi 0.2.6 links to the host's 0.2.x); what each may do is decided by the call's WASI context.
-const PROVIDED_PACKAGES: [&str; 7] = [
+const PROVIDED_PACKAGES: [&str; 8] = [
     "wasi:cli/",
     "wasi:clocks/",
     "wasi:filesystem/",
+    "wasi:http/",
     "wasi:io/",
     "wasi:random/",
     "wasi:sockets/",
@@ -385,6 +473,7 @@ const PROVIDED_PACKAGES: [&str; 7] = [
 fn link(engine: &Engine, component: &Component) -> Result<InstancePre<StoreState>> {
     let mut linker = Linker::<StoreState>::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::palisade::plugin::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     stub_unprovided_imports(&mut linker, engine, component)?;
     Ok(linker.instantiate_pre(component)?)
@@ -438,21 +527,45 @@ fn stub_unprovided_imports(
     Ok(())
 }
 
-/// What the sandbox gives a plugin for the import `name`.
-fn import_status(name: &str) -> &'static str {
+/// What the sandbox gives a plugin configured as `config` for the import `name`.
+fn import_status(name: &str, config: &PluginConfig) -> String {
     let package = name.split('/').next().unwrap_or(name);
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "nothing granted".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
     match package {
-        "wasi:filesystem" => "provided; only the directories and roots the configuration grants",
-        "wasi:sockets" => "provided, every address denied (no network)",
-        "wasi:cli" if name.starts_with("wasi:cli/environment") => {
-            "provided, empty (no environment variables, no arguments)"
+        "wasi:filesystem" => {
+            let mut granted: Vec<String> = config
+                .dirs
+                .iter()
+                .map(|d| format!("{} -> {} ({:?})", d.guest, d.host.display(), d.mode))
+                .collect();
+            if config.roots != crate::config::RootsAccess::None {
+                granted.push(format!("the client's roots ({:?})", config.roots));
+            }
+            format!("provided; granted: {}", list(granted))
         }
-        "wasi:cli" if name.starts_with("wasi:cli/stdin") => "provided, empty",
+        "wasi:http" => format!(
+            "provided; requests allowed to: {}",
+            list(config.network.iter().map(|h| h.text.clone()).collect())
+        ),
+        "wasi:sockets" => {
+            "provided, every address denied (no raw network; HTTP goes through wasi:http)".into()
+        }
+        "wasi:cli" if name.starts_with("wasi:cli/environment") => format!(
+            "provided; variables: {} (no arguments)",
+            list(config.env.iter().map(|(k, _)| k.clone()).collect())
+        ),
+        "wasi:cli" if name.starts_with("wasi:cli/stdin") => "provided, empty".into(),
         "wasi:cli" if name.contains("/stdout") || name.contains("/stderr") => {
-            "provided; written to the host log, tagged with the plugin's name"
+            "provided; written to the host log, tagged with the plugin's name".into()
         }
-        _ if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) => "provided",
-        _ => "NOT provided: the plugin loads, and a call that uses it fails",
+        _ if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) => "provided".into(),
+        _ => "NOT provided: the plugin loads, and a call that uses it fails".into(),
     }
 }
 
@@ -468,13 +581,14 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
     let mut out = String::new();
     writeln!(out, "component: {}", config.path.display())?;
     writeln!(out, "size: {} bytes", wasm.len())?;
+    writeln!(out, "sha256: {}", hex::encode(sha2::Sha256::digest(&wasm)))?;
     writeln!(out, "\nexports:")?;
     for (name, _) in ty.exports(&runtime.engine) {
         writeln!(out, "  {name}")?;
     }
     writeln!(out, "\nimports (and what the sandbox gives for each):")?;
     for (name, _) in ty.imports(&runtime.engine) {
-        writeln!(out, "  {name}: {}", import_status(name))?;
+        writeln!(out, "  {name}: {}", import_status(name, &config))?;
     }
     match Plugin::load(runtime, config).await {
         Ok(plugin) => {

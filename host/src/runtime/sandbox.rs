@@ -12,7 +12,7 @@ use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
-use crate::config::{AccessMode, DirGrant, RootsAccess};
+use crate::config::{AccessMode, DirGrant, HostPattern, RootsAccess};
 
 /// A directory of the client's (an MCP root, or a `--root` directory), as plugins see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +92,10 @@ fn file_uri(path: &std::path::Path) -> String {
 pub struct Grants {
     pub dirs: Vec<DirGrant>,
     pub roots: RootsAccess,
+    /// Environment variables, with their values.
+    pub env: Vec<(String, String)>,
+    /// Hosts it may reach over `wasi:http`.
+    pub network: Arc<[HostPattern]>,
 }
 
 impl Grants {
@@ -124,8 +128,9 @@ impl Grants {
     }
 }
 
-/// Builds the WASI context for one call. No environment, no arguments, no network, no stdin;
-/// stdout and stderr go to the host's log.
+/// Builds the WASI context for one call: only the granted directories, roots and environment
+/// variables; no arguments, no sockets, no name lookup, no stdin; stdout and stderr go to the
+/// host's log. (HTTP is decided per request, see `network`.)
 pub fn wasi_context(
     grants: &Grants,
     roots: &[Root],
@@ -138,7 +143,8 @@ pub fn wasi_context(
         .stderr(stderr)
         .allow_tcp(false)
         .allow_udp(false)
-        .allow_ip_name_lookup(false);
+        .allow_ip_name_lookup(false)
+        .envs(&grants.env);
     for dir in &grants.dirs {
         builder
             .preopened_dir(
@@ -311,6 +317,7 @@ mod tests {
                 mode: AccessMode::ReadOnly,
             }],
             roots: RootsAccess::None,
+            ..Grants::default()
         };
         assert_eq!(
             grants.host_path("/notes/a.md", &[]),

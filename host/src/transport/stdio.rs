@@ -32,7 +32,8 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
         anyhow::Ok(())
     });
 
-    let session = Session::new(server, Arc::new(outbox.clone()));
+    let identity = server.access.stdio_identity();
+    let session = Session::new(server, Arc::new(outbox.clone()), identity);
     let codec =
         AnyDelimiterCodec::new_with_max_length(b"\n".to_vec(), b"\n".to_vec(), MAX_MESSAGE_BYTES);
     let mut lines = FramedRead::new(tokio::io::stdin(), codec);

@@ -1,5 +1,12 @@
 //! A plugin that misbehaves on request, for tests that show the host contains it. Never load it
 //! in a real deployment.
+//!
+//! Besides the tools that misbehave outright (`spin`, `grow_memory`, `panic`, `recurse`,
+//! `escape`, `flood_stdout`, `sleep`, `env`, `progress`, `until_cancelled`, `ok`, `log`), it has
+//! probes an adversarial test drives with arguments of its choosing: `read_file`, `write_file`,
+//! `symlink`, `hard_link`, `http_get`, `output`, `burn` and `env_var`. A probe that fails answers
+//! with an error result whose text carries the OS, WASI or wasi:http error, so the test can tell
+//! what stopped it.
 
 use std::hint::black_box;
 use std::io::{self, Write};
@@ -185,6 +192,243 @@ fn log(args: Log) -> Result<String, String> {
     Ok(format!("logged {} messages", args.count))
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct ReadFile {
+    /// The file to read, as the plugin sees it.
+    path: String,
+}
+
+/// Reads a file as text.
+fn read_file(args: ReadFile) -> Result<String, String> {
+    fs::read_to_string(&args.path).map_err(|e| format!("cannot read {}: {e}", args.path))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct WriteFile {
+    /// The file to create or replace.
+    path: String,
+    /// What to write into it.
+    text: String,
+}
+
+/// Creates or replaces a file.
+fn write_file(args: WriteFile) -> Result<String, String> {
+    fs::write(&args.path, &args.text).map_err(|e| format!("cannot write {}: {e}", args.path))?;
+    Ok(format!("wrote {} bytes to {}", args.text.len(), args.path))
+}
+
+/// What reading through a freshly made link gave.
+fn read_through(link: &str) -> String {
+    match fs::read_to_string(link) {
+        Ok(text) => text,
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Symlink {
+    /// What the link points to, stored as given (relative to the link's directory if relative).
+    target: String,
+    /// Where to create the link.
+    link: String,
+}
+
+/// Creates a symbolic link, then reads through it.
+fn symlink(args: Symlink) -> Result<String, String> {
+    make_symlink(&args.target, &args.link).map_err(|e| {
+        format!(
+            "cannot create symlink {} -> {}: {e}",
+            args.link, args.target
+        )
+    })?;
+    Ok(format!("created; read: {}", read_through(&args.link)))
+}
+
+/// `std::os::wasi::fs::symlink_path` is unstable (`wasi_ext`); the deprecated `std::fs::soft_link`
+/// is stable and does the same through wasi-libc, resolving `link` as every other `std::fs` call
+/// here does.
+#[allow(deprecated)]
+fn make_symlink(target: &str, link: &str) -> io::Result<()> {
+    fs::soft_link(target, link)
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct HardLink {
+    /// The existing file.
+    source: String,
+    /// Where to create the new name for it.
+    link: String,
+}
+
+/// Creates a hard link, then reads through it.
+fn hard_link(args: HardLink) -> Result<String, String> {
+    fs::hard_link(&args.source, &args.link).map_err(|e| {
+        format!(
+            "cannot create hard link {} -> {}: {e}",
+            args.link, args.source
+        )
+    })?;
+    Ok(format!("created; read: {}", read_through(&args.link)))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Output {
+    /// How many bytes of `x` to answer with.
+    bytes: u64,
+}
+
+/// Answers with exactly `bytes` bytes of text.
+fn output(args: Output) -> Result<String, String> {
+    let len =
+        usize::try_from(args.bytes).map_err(|_| format!("{} bytes is too many", args.bytes))?;
+    Ok("x".repeat(len))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Burn {
+    /// How many rounds of xorshift to run.
+    iterations: u64,
+}
+
+/// Burns CPU for a fixed amount of work. `black_box` keeps each round from being folded away.
+fn burn(args: Burn) -> String {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..black_box(args.iterations) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x = black_box(x);
+    }
+    x.to_string()
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct EnvVar {
+    /// The environment variable to look up.
+    name: String,
+}
+
+fn env_var(args: EnvVar) -> Result<String, String> {
+    match env::var(&args.name) {
+        Ok(value) => Ok(format!("{}={value}", args.name)),
+        Err(env::VarError::NotPresent) => Err(format!("{} is not set", args.name)),
+        Err(e) => Err(format!("{}: {e}", args.name)),
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct HttpGet {
+    /// An `http://` or `https://` URL.
+    url: String,
+}
+
+/// Fetches a URL through wasi:http.
+fn http_get(args: HttpGet) -> Result<String, String> {
+    let (status, body) =
+        http::get(&args.url).map_err(|e| format!("request to {} failed: {e}", args.url))?;
+    let shown = &body[..body.len().min(200)];
+    Ok(format!(
+        "status {status}: {}",
+        String::from_utf8_lossy(shown)
+    ))
+}
+
+/// A bare-bones HTTP GET over wasi:http's outgoing-handler.
+mod http {
+    use wasi::http::outgoing_handler;
+    use wasi::http::types::{ErrorCode, Fields, Method, OutgoingRequest, Scheme};
+    use wasi::io::streams::StreamError;
+
+    /// The most of a body that is read.
+    const BODY_CAP: usize = 64 * 1024;
+
+    /// Splits `url` into scheme, authority and path with query.
+    fn parse(url: &str) -> Result<(Scheme, &str, &str), String> {
+        let (scheme, rest) = if let Some(rest) = url.strip_prefix("http://") {
+            (Scheme::Http, rest)
+        } else if let Some(rest) = url.strip_prefix("https://") {
+            (Scheme::Https, rest)
+        } else {
+            return Err("not an http:// or https:// URL".into());
+        };
+        let rest = rest.split('#').next().unwrap_or(rest);
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.is_empty() {
+            return Err("the URL has no host".into());
+        }
+        Ok((scheme, authority, path))
+    }
+
+    /// A wasi:http error code in its `Debug` form, without the type name: `HttpRequestDenied`,
+    /// `DnsError(DnsErrorPayload { .. })`.
+    fn describe(e: &ErrorCode) -> String {
+        let text = format!("{e:?}");
+        match text.strip_prefix("ErrorCode::") {
+            Some(rest) => rest.to_string(),
+            None => text,
+        }
+    }
+
+    /// The status and up to [`BODY_CAP`] bytes of the body. Errors carry the wasi:http
+    /// `ErrorCode` as [`describe`] writes it.
+    pub fn get(url: &str) -> Result<(u16, Vec<u8>), String> {
+        let (scheme, authority, path) = parse(url)?;
+        // A path such as `?q` needs its leading slash.
+        let path = if path.starts_with('/') {
+            path.to_string()
+        } else {
+            format!("/{path}")
+        };
+
+        let request = OutgoingRequest::new(Fields::new());
+        request
+            .set_method(&Method::Get)
+            .map_err(|()| "cannot set the method")?;
+        request
+            .set_scheme(Some(&scheme))
+            .map_err(|()| "cannot set the scheme")?;
+        request
+            .set_authority(Some(authority))
+            .map_err(|()| format!("invalid authority `{authority}`"))?;
+        request
+            .set_path_with_query(Some(&path))
+            .map_err(|()| format!("invalid path `{path}`"))?;
+
+        let future = outgoing_handler::handle(request, None).map_err(|e| describe(&e))?;
+        future.subscribe().block();
+        let response = match future.get() {
+            Some(Ok(Ok(response))) => response,
+            Some(Ok(Err(e))) => return Err(describe(&e)),
+            Some(Err(())) => return Err("the response was already taken".into()),
+            None => return Err("the response is not ready after waiting for it".into()),
+        };
+        let status = response.status();
+
+        // Declared in this order so they drop in reverse: a stream before its body, a body before
+        // its response, as the component model requires of child resources.
+        let body = response
+            .consume()
+            .map_err(|()| "cannot take the response body")?;
+        let stream = body
+            .stream()
+            .map_err(|()| "cannot open the response body")?;
+        let mut bytes = Vec::new();
+        while bytes.len() < BODY_CAP {
+            match stream.blocking_read((BODY_CAP - bytes.len()) as u64) {
+                Ok(chunk) => bytes.extend_from_slice(&chunk),
+                Err(StreamError::Closed) => break,
+                Err(StreamError::LastOperationFailed(e)) => {
+                    return Err(format!("reading the body failed: {}", e.to_debug_string()));
+                }
+            }
+        }
+        Ok((status, bytes))
+    }
+}
+
 palisade_sdk::export_plugin! {
     tools: [
         Tool::new("spin", spin).description("Loop forever"),
@@ -199,5 +443,13 @@ palisade_sdk::export_plugin! {
         Tool::new("until_cancelled", until_cancelled).description("Work until cancelled, checking is-cancelled"),
         Tool::new("ok", |_: NoArgs| "still fine").description("Answer `still fine`"),
         Tool::new("log", log).description("Log count messages at level through the host"),
+        Tool::new("read_file", read_file).description("Read the file at path as text"),
+        Tool::new("write_file", write_file).description("Write text to the file at path"),
+        Tool::new("symlink", symlink).description("Create a symbolic link at link to target, then read through it"),
+        Tool::new("hard_link", hard_link).description("Create a hard link at link to source, then read through it"),
+        Tool::new("http_get", http_get).description("GET url through wasi:http and show the status and the start of the body"),
+        Tool::new("output", output).description("Answer with exactly bytes bytes of text"),
+        Tool::new("burn", burn).description("Run iterations rounds of xorshift and answer the result"),
+        Tool::new("env_var", env_var).description("Show the environment variable name"),
     ],
 }

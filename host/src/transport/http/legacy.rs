@@ -24,9 +24,10 @@ pub(super) struct LegacySession {
 
 /// `GET /sse`
 pub(super) async fn open(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(refused) = check_request(&state, &headers) {
-        return refused;
-    }
+    let identity = match check_request(&state, &headers) {
+        Ok(identity) => identity,
+        Err(refused) => return refused,
+    };
     if !accepts(&headers, "text/event-stream") {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
@@ -39,7 +40,7 @@ pub(super) async fn open(State(state): State<Arc<AppState>>, headers: HeaderMap)
         Err(response) => return response,
     };
     let (sender, receiver) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::new(state.server.clone(), Arc::new(sender));
+    let session = Session::new(state.server.clone(), Arc::new(sender), identity);
     lock(&state.legacy).insert(id.clone(), Arc::new(LegacySession { session }));
     tracing::info!(session = id, "HTTP+SSE session started");
     let endpoint = Event::default()
@@ -78,11 +79,15 @@ pub(super) async fn message(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let value = match posted_message(&state, &headers, &body) {
-        Ok(value) => value,
+    let (identity, value) = match posted_message(&state, &headers, &body) {
+        Ok(posted) => posted,
         Err(response) => return response,
     };
-    let Some(legacy) = lock(&state.legacy).get(&query.session_id).cloned() else {
+    let found = lock(&state.legacy)
+        .get(&query.session_id)
+        .filter(|l| l.session.client() == &*identity.client)
+        .cloned();
+    let Some(legacy) = found else {
         return http_error(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,

@@ -6,6 +6,7 @@
 //! a client that reconnects with `Last-Event-ID` gets what it missed. Sessions are named by
 //! `Mcp-Session-Id`, expire when idle, and end with DELETE.
 
+mod auth;
 pub mod guard;
 mod legacy;
 mod streams;
@@ -30,6 +31,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::mcp::{Server, Session};
 use guard::{AllowList, Refused};
@@ -76,6 +78,7 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
             tracing::debug!("cannot set TCP_NODELAY: {e}");
         }
     });
+    let state_server_requires_tokens = server.access.tokens_required();
     let state = Arc::new(AppState {
         server,
         sessions: Mutex::new(HashMap::new()),
@@ -109,8 +112,8 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         .layer(cors)
         .with_state(state);
-    if !address.ip().is_loopback() {
-        tracing::warn!(%address, "listening beyond loopback: anyone who can reach this address can use the plugins");
+    if !address.ip().is_loopback() && !state_server_requires_tokens {
+        tracing::warn!(%address, "listening beyond loopback without [[auth.tokens]]: anyone who can reach this address can use the plugins");
     }
     tracing::info!("serving MCP over HTTP at http://{address}/mcp");
     // The address on stdout's sibling, stderr, for scripts that pass port 0.
@@ -120,14 +123,14 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
 }
 
 async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    let value = match posted_message(&state, &headers, &body) {
-        Ok(value) => value,
+    let (identity, value) = match posted_message(&state, &headers, &body) {
+        Ok(posted) => posted,
         Err(response) => return response,
     };
     if value.get("method").and_then(Value::as_str) == Some("initialize") {
-        return initialize(&state, value).await;
+        return initialize(&state, value, identity).await;
     }
-    let http_session = match find_session(&state, &headers) {
+    let http_session = match find_session(&state, &headers, &identity) {
         Ok(s) => s,
         Err(response) => return response,
     };
@@ -193,9 +196,9 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
     sse(vec![first], Some(live), guard)
 }
 
-async fn initialize(state: &Arc<AppState>, value: Value) -> Response {
+async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> Response {
     let streams = Arc::new(Streams::default());
-    let session = Session::new(state.server.clone(), streams.clone());
+    let session = Session::new(state.server.clone(), streams.clone(), identity);
     let Some(reply) = session.accept(value) else {
         return http_error(
             StatusCode::BAD_REQUEST,
@@ -232,9 +235,10 @@ async fn initialize(state: &Arc<AppState>, value: Value) -> Response {
 }
 
 async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(refused) = check_request(&state, &headers) {
-        return refused;
-    }
+    let identity = match check_request(&state, &headers) {
+        Ok(identity) => identity,
+        Err(refused) => return refused,
+    };
     if !accepts(&headers, "text/event-stream") {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
@@ -242,7 +246,7 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
             "GET opens an SSE stream: Accept must include text/event-stream",
         );
     }
-    let http_session = match find_session(&state, &headers) {
+    let http_session = match find_session(&state, &headers, &identity) {
         Ok(s) => s,
         Err(response) => return response,
     };
@@ -274,9 +278,10 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
 }
 
 async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(refused) = check_request(&state, &headers) {
-        return refused;
-    }
+    let identity = match check_request(&state, &headers) {
+        Ok(identity) => identity,
+        Err(refused) => return refused,
+    };
     let Some(id) = session_id(&headers) else {
         return http_error(
             StatusCode::BAD_REQUEST,
@@ -284,7 +289,14 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
             "Mcp-Session-Id header required",
         );
     };
-    match lock(&state.sessions).remove(&id) {
+    let removed = {
+        let mut sessions = lock(&state.sessions);
+        match sessions.get(&id) {
+            Some(s) if s.session.client() == &*identity.client => sessions.remove(&id),
+            _ => None,
+        }
+    };
+    match removed {
         Some(http_session) => {
             http_session.session.close();
             http_session.streams.close();
@@ -302,8 +314,12 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
 /// Host, Origin and protocol version: the checks every method passes first.
 /// The JSON-RPC message (or batch) a POST carries, after every check a POST passes.
 #[allow(clippy::result_large_err)]
-fn posted_message(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Value, Response> {
-    check_request(state, headers)?;
+fn posted_message(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(Identity, Value), Response> {
+    let identity = check_request(state, headers)?;
     if !content_type_is_json(headers) {
         return Err(http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -311,18 +327,21 @@ fn posted_message(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<
             "Content-Type must be application/json",
         ));
     }
-    serde_json::from_slice(body).map_err(|e| {
+    let value = serde_json::from_slice(body).map_err(|e| {
         http_error(
             StatusCode::BAD_REQUEST,
             PARSE_ERROR,
             &format!("parse error: {e}"),
         )
-    })
+    })?;
+    Ok((identity, value))
 }
 
 // The error is the handler's answer, returned once per request: not worth boxing.
 #[allow(clippy::result_large_err)]
-fn check_request(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+/// The checks every request passes, in order: `Host` and `Origin` (against DNS rebinding and
+/// foreign pages), the protocol version header, then the bearer token; gives who the client is.
+fn check_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Response> {
     let allow = &state.options.allow;
     let forbidden = |Refused(why)| {
         tracing::warn!("HTTP request refused: {why}");
@@ -331,11 +350,16 @@ fn check_request(state: &AppState, headers: &HeaderMap) -> Result<(), Response> 
     allow.check_host(headers).map_err(forbidden)?;
     allow.check_origin(headers).map_err(forbidden)?;
     guard::check_protocol_version(headers)
-        .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why))
+        .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why))?;
+    auth::authenticate(&state.server, headers)
 }
 
 #[allow(clippy::result_large_err)]
-fn find_session(state: &AppState, headers: &HeaderMap) -> Result<Arc<HttpSession>, Response> {
+fn find_session(
+    state: &AppState,
+    headers: &HeaderMap,
+    identity: &Identity,
+) -> Result<Arc<HttpSession>, Response> {
     let Some(id) = session_id(headers) else {
         return Err(http_error(
             StatusCode::BAD_REQUEST,
@@ -343,7 +367,11 @@ fn find_session(state: &AppState, headers: &HeaderMap) -> Result<Arc<HttpSession
             "Mcp-Session-Id header required: send initialize first and echo the id it returns",
         ));
     };
-    let found = lock(&state.sessions).get(&id).cloned();
+    // A session belongs to the client that started it: another token cannot use it.
+    let found = lock(&state.sessions)
+        .get(&id)
+        .filter(|s| s.session.client() == &*identity.client)
+        .cloned();
     match found {
         Some(s) => {
             *lock(&s.last_active) = Instant::now();

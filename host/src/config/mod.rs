@@ -8,6 +8,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub mod access;
+pub mod network;
+
+pub use access::{AccessConfig, Identity, Scope};
+pub use network::HostPattern;
+
 /// Default number of items per page of `tools/list`.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
 
@@ -19,6 +25,71 @@ pub struct ConfigFile {
     pub server: ServerSection,
     #[serde(default)]
     pub plugins: BTreeMap<String, PluginSection>,
+    #[serde(default)]
+    pub auth: AuthSection,
+    pub audit: Option<AuditSection>,
+}
+
+/// `[auth]`: bearer tokens for HTTP clients and the scopes they carry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSection {
+    /// The scope a client over stdio gets (default `all`).
+    pub stdio_scope: Option<String>,
+    /// Named scopes: lists of `PLUGIN` or `PLUGIN/TOOL` globs.
+    #[serde(default)]
+    pub scopes: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub tokens: Vec<TokenSection>,
+}
+
+/// `[[auth.tokens]]`: one token, given as exactly one of `sha256`, `file` or `env`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSection {
+    /// Names the client in logs, the audit log and rate limits.
+    pub name: String,
+    /// The SHA-256 of the token, in hex (`palisade token` prints one).
+    pub sha256: Option<String>,
+    /// A file holding the token, relative to the configuration file.
+    pub file: Option<PathBuf>,
+    /// An environment variable of the server's holding the token.
+    pub env: Option<String>,
+    /// The scope the token grants.
+    pub scope: String,
+}
+
+/// `[audit]`: one JSON line per call.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSection {
+    /// The log file, relative to the configuration file.
+    pub path: PathBuf,
+    /// Size at which the file is rotated, in MiB (default 10).
+    pub max_mib: Option<u64>,
+    /// Rotated files kept: `PATH.1` (newest) to `PATH.N` (default 5).
+    pub keep: Option<u32>,
+    /// `"hash"` (default: the SHA-256 of the arguments) or `"full"`.
+    #[serde(default)]
+    pub arguments: AuditArguments,
+}
+
+/// How a call's arguments appear in the audit log.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuditArguments {
+    #[default]
+    Hash,
+    Full,
+}
+
+/// The audit log's settings, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditConfig {
+    pub path: PathBuf,
+    pub max_bytes: u64,
+    pub keep: u32,
+    pub arguments: AuditArguments,
 }
 
 /// `[server]`
@@ -111,6 +182,55 @@ pub struct PluginSection {
     pub dirs: Vec<DirGrant>,
     #[serde(default)]
     pub limits: LimitsSection,
+    /// Environment variables the plugin sees: a value, or `{ from_host = "VAR" }`.
+    #[serde(default)]
+    pub env: BTreeMap<String, EnvValue>,
+    /// Hosts the plugin may reach over `wasi:http` (see [`HostPattern`]).
+    #[serde(default)]
+    pub network: Vec<String>,
+    /// Per-tool settings, by the plugin's own tool name.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolSection>,
+    /// The SHA-256 the component file must have (hex); a different file is refused.
+    pub sha256: Option<String>,
+}
+
+/// An environment variable's value: given, or passed from the server's own environment.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum EnvValue {
+    Value(String),
+    FromHost { from_host: String },
+}
+
+/// `[plugins.NAME.tools.TOOL]`
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSection {
+    /// Ask the user (through elicitation) before every call.
+    #[serde(default)]
+    pub confirm: bool,
+    /// Replaces the plugin's own annotations, field by field.
+    #[serde(default)]
+    pub annotations: AnnotationOverrides,
+}
+
+/// Tool annotations the operator sets, in MCP's names; what is left out stays as the plugin says.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AnnotationOverrides {
+    pub title: Option<String>,
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+}
+
+/// The operator's settings for one tool.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ToolPolicy {
+    pub confirm: bool,
+    pub annotations: AnnotationOverrides,
 }
 
 /// Whether a plugin sees the roots, and how.
@@ -149,8 +269,14 @@ pub struct DirGrant {
 #[serde(deny_unknown_fields)]
 pub struct LimitsSection {
     pub fuel_per_call: Option<u64>,
+    pub fuel_per_second: Option<u64>,
+    pub fuel_burst: Option<u64>,
     pub timeout_ms: Option<u64>,
     pub memory_mib: Option<u64>,
+    pub output_kib: Option<u64>,
+    pub calls_per_minute: Option<u64>,
+    pub calls_per_minute_per_client: Option<u64>,
+    pub concurrent_calls: Option<u64>,
 }
 
 /// The limits a plugin runs under, every one always on.
@@ -158,19 +284,39 @@ pub struct LimitsSection {
 pub struct Limits {
     /// Wasm fuel (roughly, instructions) one call may burn.
     pub fuel_per_call: u64,
+    /// Fuel the plugin's budget regains per second, across all its calls and clients.
+    pub fuel_per_second: u64,
+    /// The most fuel the budget holds.
+    pub fuel_burst: u64,
     /// Wall-clock time one call may take, in milliseconds.
     pub timeout_ms: u64,
     /// Linear memory one instance may hold, in bytes.
     pub memory_bytes: u64,
+    /// Bytes of content one call may return.
+    pub output_bytes: u64,
+    /// Calls a minute, all clients together.
+    pub calls_per_minute: u64,
+    /// Calls a minute from any one client.
+    pub calls_per_minute_per_client: u64,
+    /// Calls running at once.
+    pub concurrent_calls: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            // About a second of busy CPU on this class of machine.
-            fuel_per_call: 2_000_000_000,
+            // About a second of one busy core: a tight loop burns ~1.1e10 fuel a second on this
+            // 2-core machine (misbehave `burn`, fuel_used / duration_ms in the audit log).
+            fuel_per_call: 10_000_000_000,
+            // About one core, sustained, with room for a few full calls at once.
+            fuel_per_second: 10_000_000_000,
+            fuel_burst: 40_000_000_000,
             timeout_ms: 30_000,
             memory_bytes: 128 << 20,
+            output_bytes: 4 << 20,
+            calls_per_minute: 6_000,
+            calls_per_minute_per_client: 3_000,
+            concurrent_calls: 16,
         }
     }
 }
@@ -185,6 +331,32 @@ pub struct PluginConfig {
     pub roots: RootsAccess,
     pub dirs: Vec<DirGrant>,
     pub limits: Limits,
+    /// Environment variables, resolved.
+    pub env: Vec<(String, String)>,
+    pub network: Vec<HostPattern>,
+    /// By the plugin's own tool name.
+    pub tools: BTreeMap<String, ToolPolicy>,
+    /// The SHA-256 the component must have, when the operator pinned it.
+    pub sha256: Option<[u8; 32]>,
+}
+
+impl PluginConfig {
+    /// A plugin with no grants and the default limits.
+    pub fn new(name: impl Into<String>, path: PathBuf) -> PluginConfig {
+        let name = name.into();
+        PluginConfig {
+            prefix: name.clone(),
+            name,
+            path,
+            roots: RootsAccess::None,
+            dirs: Vec::new(),
+            limits: Limits::default(),
+            env: Vec::new(),
+            network: Vec::new(),
+            tools: BTreeMap::new(),
+            sha256: None,
+        }
+    }
 }
 
 /// The server's resolved configuration: file and command line together.
@@ -198,6 +370,8 @@ pub struct Config {
     pub watch: bool,
     pub http: HttpConfig,
     pub plugins: Vec<PluginConfig>,
+    pub access: AccessConfig,
+    pub audit: Option<AuditConfig>,
 }
 
 impl Default for Config {
@@ -209,6 +383,8 @@ impl Default for Config {
             watch: true,
             http: HttpConfig::default(),
             plugins: Vec::new(),
+            access: AccessConfig::default(),
+            audit: None,
         }
     }
 }
@@ -352,34 +528,44 @@ impl Config {
                     mode: dir.mode,
                 });
             }
-            let defaults = Limits::default();
-            let l = section.limits;
-            let limits = Limits {
-                fuel_per_call: l.fuel_per_call.unwrap_or(defaults.fuel_per_call),
-                timeout_ms: l.timeout_ms.unwrap_or(defaults.timeout_ms),
-                memory_bytes: l
-                    .memory_mib
-                    .map(|m| m.saturating_mul(1 << 20))
-                    .unwrap_or(defaults.memory_bytes),
+            let limits = resolve_limits(section.limits).map_err(|(field, why)| {
+                ConfigError(format!("{} {why}", at(&name, &format!("limits.{field}"))))
+            })?;
+            let env = resolve_env(section.env)
+                .map_err(|(var, why)| ConfigError(format!("{} {var}: {why}", at(&name, "env"))))?;
+            let network = section
+                .network
+                .iter()
+                .map(|entry| HostPattern::parse(entry))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|why| {
+                    ConfigError(format!(
+                        "{}: {why}\nhow to fix: list entries such as \"api.example.com\", \"*.example.org:8443\" or \"http://127.0.0.1:8080\"",
+                        at(&name, "network")
+                    ))
+                })?;
+            let tools = section
+                .tools
+                .into_iter()
+                .map(|(tool, t)| {
+                    (
+                        tool,
+                        ToolPolicy {
+                            confirm: t.confirm,
+                            annotations: t.annotations,
+                        },
+                    )
+                })
+                .collect();
+            let sha256 = match section.sha256.as_deref() {
+                None => None,
+                Some(text) => Some(parse_sha256(text).ok_or_else(|| {
+                    ConfigError(format!(
+                        "{} = {text:?} is not a SHA-256\nhow to fix: give the 64 hex digits `sha256sum FILE` or `palisade inspect FILE` prints",
+                        at(&name, "sha256")
+                    ))
+                })?),
             };
-            for (field, value) in [
-                ("limits.fuel_per_call", limits.fuel_per_call),
-                ("limits.timeout_ms", limits.timeout_ms),
-                ("limits.memory_mib", limits.memory_bytes),
-            ] {
-                if value == 0 {
-                    return Err(ConfigError(format!(
-                        "{} = 0 would refuse every call\nhow to fix: give a positive number, or leave it out for the default",
-                        at(&name, field)
-                    )));
-                }
-            }
-            if limits.memory_bytes > 4 << 30 {
-                return Err(ConfigError(format!(
-                    "{} is above 4096 MiB, the most a 32-bit wasm memory can use\nhow to fix: use at most 4096",
-                    at(&name, "limits.memory_mib")
-                )));
-            }
             plugins.push(PluginConfig {
                 path: base.join(&section.path),
                 name,
@@ -387,6 +573,10 @@ impl Config {
                 roots: section.roots,
                 dirs,
                 limits,
+                env,
+                network,
+                tools,
+                sha256,
             });
         }
         Ok(Config {
@@ -396,8 +586,197 @@ impl Config {
             watch: file.server.watch.unwrap_or(true),
             http,
             plugins,
+            access: resolve_access(file.auth, base)
+                .map_err(|why| ConfigError(format!("{}: [auth] {why}", path.display())))?,
+            audit: file
+                .audit
+                .map(|a| resolve_audit(a, base))
+                .transpose()
+                .map_err(|why| ConfigError(format!("{}: [audit] {why}", path.display())))?,
         })
     }
+}
+
+/// The limits of `[plugins.NAME.limits]` with defaults filled in; the error names the field.
+fn resolve_limits(l: LimitsSection) -> Result<Limits, (&'static str, String)> {
+    let d = Limits::default();
+    let fields = [
+        ("fuel_per_call", l.fuel_per_call),
+        ("fuel_per_second", l.fuel_per_second),
+        ("fuel_burst", l.fuel_burst),
+        ("timeout_ms", l.timeout_ms),
+        ("memory_mib", l.memory_mib),
+        ("output_kib", l.output_kib),
+        ("calls_per_minute", l.calls_per_minute),
+        ("calls_per_minute_per_client", l.calls_per_minute_per_client),
+        ("concurrent_calls", l.concurrent_calls),
+    ];
+    if let Some((field, _)) = fields.iter().find(|(_, v)| *v == Some(0)) {
+        return Err((
+            field,
+            "= 0 would refuse every call\nhow to fix: give a positive number, or leave it out for the default".into(),
+        ));
+    }
+    let limits = Limits {
+        fuel_per_call: l.fuel_per_call.unwrap_or(d.fuel_per_call),
+        fuel_per_second: l.fuel_per_second.unwrap_or(d.fuel_per_second),
+        fuel_burst: l.fuel_burst.unwrap_or(d.fuel_burst),
+        timeout_ms: l.timeout_ms.unwrap_or(d.timeout_ms),
+        memory_bytes: l
+            .memory_mib
+            .map(|m| m.saturating_mul(1 << 20))
+            .unwrap_or(d.memory_bytes),
+        output_bytes: l
+            .output_kib
+            .map(|k| k.saturating_mul(1 << 10))
+            .unwrap_or(d.output_bytes),
+        calls_per_minute: l.calls_per_minute.unwrap_or(d.calls_per_minute),
+        calls_per_minute_per_client: l
+            .calls_per_minute_per_client
+            .unwrap_or(d.calls_per_minute_per_client),
+        concurrent_calls: l.concurrent_calls.unwrap_or(d.concurrent_calls),
+    };
+    if limits.memory_bytes > 4 << 30 {
+        return Err((
+            "memory_mib",
+            "is above 4096 MiB, the most a 32-bit wasm memory can use\nhow to fix: use at most 4096".into(),
+        ));
+    }
+    if limits.concurrent_calls > 10_000 {
+        return Err((
+            "concurrent_calls",
+            "is above 10000\nhow to fix: use a smaller number; each running call holds an instance"
+                .into(),
+        ));
+    }
+    Ok(limits)
+}
+
+/// Environment variables with values from the configuration or the server's own environment;
+/// the error names the variable.
+fn resolve_env(env: BTreeMap<String, EnvValue>) -> Result<Vec<(String, String)>, (String, String)> {
+    env.into_iter()
+        .map(|(var, value)| {
+            if var.is_empty() || var.contains(['=', '\0']) {
+                return Err((var, "is not a valid variable name".to_string()));
+            }
+            let value = match value {
+                EnvValue::Value(v) => v,
+                EnvValue::FromHost { from_host } => std::env::var(&from_host).map_err(|_| {
+                    (
+                        var.clone(),
+                        format!(
+                            "the server's environment variable {from_host} is not set (or not UTF-8)\nhow to fix: set it before starting palisade, or give a value"
+                        ),
+                    )
+                })?,
+            };
+            if value.contains('\0') {
+                return Err((var, "its value contains a NUL byte".to_string()));
+            }
+            Ok((var, value))
+        })
+        .collect()
+}
+
+/// Scopes and tokens: each token's hash, read from where the configuration says.
+fn resolve_access(auth: AuthSection, base: &Path) -> Result<AccessConfig, String> {
+    let mut scopes: BTreeMap<String, std::sync::Arc<Scope>> = BTreeMap::new();
+    scopes.insert(access::ALL.into(), std::sync::Arc::new(Scope::all()));
+    for (name, entries) in &auth.scopes {
+        if name == access::ALL {
+            return Err(format!(
+                "scopes.{name}: `{name}` is built in (everything)\nhow to fix: give your scope another name"
+            ));
+        }
+        let scope = Scope::parse(name, entries).map_err(|why| format!("scopes.{name}: {why}"))?;
+        scopes.insert(name.clone(), std::sync::Arc::new(scope));
+    }
+    let find = |scope: &str, field: &str| {
+        scopes.get(scope).cloned().ok_or_else(|| {
+            let known: Vec<&str> = scopes.keys().map(String::as_str).collect();
+            format!(
+                "{field} = {scope:?} is not a scope\nhow to fix: use one of {} or define it under [auth.scopes]",
+                known.join(", ")
+            )
+        })
+    };
+    let stdio_scope = find(
+        auth.stdio_scope.as_deref().unwrap_or(access::ALL),
+        "stdio_scope",
+    )?;
+    let mut tokens: Vec<access::Token> = Vec::new();
+    for t in auth.tokens {
+        let at = format!("tokens {:?}", t.name);
+        if t.name.is_empty() || t.name.len() > 64 || t.name.chars().any(char::is_control) {
+            return Err(format!(
+                "{at}: the name must be 1 to 64 printable characters"
+            ));
+        }
+        if tokens.iter().any(|other| other.name == t.name) {
+            return Err(format!(
+                "{at}: two tokens have this name\nhow to fix: name each token differently"
+            ));
+        }
+        let sha256 = match (t.sha256, t.file, t.env) {
+            (Some(hex), None, None) => parse_sha256(&hex).ok_or_else(|| {
+                format!("{at}: sha256 is not 64 hex digits\nhow to fix: `palisade token` prints a token and its hash")
+            })?,
+            (None, Some(file), None) => {
+                let file = base.join(file);
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("{at}: cannot read {}: {e}", file.display()))?;
+                token_hash(text.trim()).map_err(|why| format!("{at}: {} {why}", file.display()))?
+            }
+            (None, None, Some(var)) => {
+                let text = std::env::var(&var)
+                    .map_err(|_| format!("{at}: environment variable {var} is not set"))?;
+                token_hash(text.trim()).map_err(|why| format!("{at}: {var} {why}"))?
+            }
+            _ => {
+                return Err(format!(
+                    "{at}: give exactly one of sha256, file or env\nhow to fix: `palisade token` prints a token and its hash"
+                ));
+            }
+        };
+        if tokens.iter().any(|other| other.sha256 == sha256) {
+            return Err(format!("{at}: the same token is configured twice"));
+        }
+        tokens.push(access::Token {
+            name: t.name,
+            sha256,
+            scope: find(&t.scope, &format!("{at}: scope"))?,
+        });
+    }
+    Ok(AccessConfig {
+        tokens,
+        stdio_scope,
+    })
+}
+
+/// Tokens shorter than this are refused: they could be guessed.
+const MIN_TOKEN_LEN: usize = 16;
+
+fn token_hash(token: &str) -> Result<[u8; 32], String> {
+    if token.len() < MIN_TOKEN_LEN {
+        return Err(format!(
+            "holds a token shorter than {MIN_TOKEN_LEN} characters\nhow to fix: `palisade token` makes a strong one"
+        ));
+    }
+    Ok(access::sha256(token))
+}
+
+fn resolve_audit(audit: AuditSection, base: &Path) -> Result<AuditConfig, String> {
+    let max_mib = audit.max_mib.unwrap_or(10);
+    if max_mib == 0 {
+        return Err("max_mib must be at least 1".into());
+    }
+    Ok(AuditConfig {
+        path: base.join(audit.path),
+        max_bytes: max_mib.saturating_mul(1 << 20),
+        keep: audit.keep.unwrap_or(5),
+        arguments: audit.arguments,
+    })
 }
 
 /// Plugin names become log tags and default prefixes, so they follow the public-name rules.
@@ -415,6 +794,13 @@ fn is_public_name(s: &str) -> bool {
     (1..=32).contains(&s.len())
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// 64 hex digits, either case.
+pub fn parse_sha256(text: &str) -> Option<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    hex::decode_to_slice(text.trim(), &mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// Best-effort ", line N" for a semantic error found after parsing: the line of `field` inside the

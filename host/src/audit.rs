@@ -1,0 +1,202 @@
+//! The audit log: one JSON line per tool call, appended to a file that is rotated at a size cap.
+//!
+//! Lines are written as each call ends, under a lock, without buffering: a line is on disk (in
+//! the OS's cache) before the client has the result, and a crash loses nothing already answered.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context as _, Result};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::config::{AuditArguments, AuditConfig};
+
+/// One call, as the audit log records it.
+pub struct AuditRecord<'a> {
+    pub client: &'a str,
+    /// `None` when the tool is unknown to this client.
+    pub plugin: Option<&'a str>,
+    /// The public name the client called.
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    /// `ok`, `tool-error`, `limit`, `stopped`, `declined`, `not-confirmed`, `unknown-tool`,
+    /// `invalid-arguments`, `cancelled`, `host-error`.
+    pub outcome: &'a str,
+    /// The limit or the reason, for outcomes other than `ok`.
+    pub detail: Option<&'a str>,
+    pub fuel_used: u64,
+    pub duration: Duration,
+}
+
+pub struct AuditLog {
+    config: AuditConfig,
+    file: Mutex<Open>,
+}
+
+struct Open {
+    file: File,
+    size: u64,
+}
+
+impl AuditLog {
+    /// Opens (or creates, readable only by the operator) the log file.
+    pub fn open(config: AuditConfig) -> Result<AuditLog> {
+        let open = open(&config.path)?;
+        Ok(AuditLog {
+            config,
+            file: Mutex::new(open),
+        })
+    }
+
+    pub fn record(&self, record: &AuditRecord<'_>) {
+        let arguments = match self.config.arguments {
+            AuditArguments::Full => json!({ "arguments": record.arguments }),
+            AuditArguments::Hash => json!({
+                "arguments_sha256": hex::encode(Sha256::digest(record.arguments.to_string())),
+            }),
+        };
+        let mut line = json!({
+            "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "client": record.client,
+            "plugin": record.plugin,
+            "tool": record.tool,
+            "outcome": record.outcome,
+            "fuel_used": record.fuel_used,
+            "duration_ms": record.duration.as_secs_f64() * 1000.0,
+        });
+        if let (Some(detail), Some(map)) = (record.detail, line.as_object_mut()) {
+            map.insert("detail".into(), detail.into());
+        }
+        if let (Value::Object(map), Value::Object(args)) = (&mut line, arguments) {
+            map.extend(args);
+        }
+        let mut text = line.to_string();
+        text.push('\n');
+        if let Err(e) = self.write(text.as_bytes()) {
+            tracing::error!(path = %self.config.path.display(), "cannot write the audit log: {e:#}");
+        }
+    }
+
+    fn write(&self, line: &[u8]) -> Result<()> {
+        let mut open = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if open.size > 0 && open.size + line.len() as u64 > self.config.max_bytes {
+            rotate(&self.config.path, self.config.keep)?;
+            *open = self::open(&self.config.path)?;
+        }
+        open.file.write_all(line)?;
+        open.size += line.len() as u64;
+        Ok(())
+    }
+}
+
+fn open(path: &Path) -> Result<Open> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options
+        .open(path)
+        .with_context(|| format!("cannot open the audit log {}", path.display()))?;
+    let size = file.metadata()?.len();
+    Ok(Open { file, size })
+}
+
+/// `PATH` becomes `PATH.1`, `PATH.1` becomes `PATH.2`, ... and `PATH.keep` is dropped.
+fn rotate(path: &Path, keep: u32) -> Result<()> {
+    let numbered = |n: u32| -> PathBuf {
+        let mut p = path.as_os_str().to_owned();
+        p.push(format!(".{n}"));
+        p.into()
+    };
+    if keep == 0 {
+        std::fs::remove_file(path)?;
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(numbered(keep));
+    for n in (1..keep).rev() {
+        let from = numbered(n);
+        if from.exists() {
+            std::fs::rename(&from, numbered(n + 1))?;
+        }
+    }
+    std::fs::rename(path, numbered(1))
+        .with_context(|| format!("cannot rotate the audit log {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record<'a>(args: &'a Value) -> AuditRecord<'a> {
+        AuditRecord {
+            client: "alice",
+            plugin: Some("files"),
+            tool: "files_read_file",
+            arguments: args,
+            outcome: "ok",
+            detail: None,
+            fuel_used: 1234,
+            duration: Duration::from_millis(3),
+        }
+    }
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("palisade-audit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn lines_are_json_with_hashed_arguments_by_default() {
+        let path = dir("hash").join("audit.jsonl");
+        let log = AuditLog::open(AuditConfig {
+            path: path.clone(),
+            max_bytes: 1 << 20,
+            keep: 2,
+            arguments: AuditArguments::Hash,
+        })
+        .unwrap();
+        let args = json!({ "path": "/secret/plan.txt" });
+        log.record(&record(&args));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["client"], "alice");
+        assert_eq!(line["outcome"], "ok");
+        assert_eq!(line["fuel_used"], 1234);
+        assert_eq!(line["arguments_sha256"].as_str().unwrap().len(), 64);
+        assert!(!text.contains("secret"), "arguments leaked: {text}");
+    }
+
+    #[test]
+    fn the_file_rotates_at_its_cap_keeping_n() {
+        let path = dir("rotate").join("audit.jsonl");
+        let log = AuditLog::open(AuditConfig {
+            path: path.clone(),
+            max_bytes: 600,
+            keep: 2,
+            arguments: AuditArguments::Full,
+        })
+        .unwrap();
+        let args = json!({ "n": 1 });
+        for _ in 0..40 {
+            log.record(&record(&args));
+        }
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let one = PathBuf::from(format!("{}.1", path.display()));
+        let two = PathBuf::from(format!("{}.2", path.display()));
+        let three = PathBuf::from(format!("{}.3", path.display()));
+        assert!(size(&path) <= 600 && size(&path) > 0);
+        assert!(size(&one) > 0 && size(&one) <= 600);
+        assert!(size(&two) > 0);
+        assert!(!three.exists(), "keeps only 2");
+        let all = std::fs::read_to_string(&one).unwrap();
+        for line in all.lines() {
+            serde_json::from_str::<Value>(line).expect("whole lines only");
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Who may see and call what: scopes, the bearer tokens that carry them, and the identity of a
+//! client as the rest of the server knows it.
+
+use std::sync::Arc;
+
+use globset::{Glob, GlobMatcher};
+use sha2::{Digest, Sha256};
+
+/// The scope that grants everything; the default over stdio.
+pub const ALL: &str = "all";
+
+/// The plugins and tools a client may see and call.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    pub name: String,
+    patterns: Vec<ScopePattern>,
+}
+
+/// `PLUGIN` or `PLUGIN/NAME`, each part a glob. `NAME` is the plugin's own name of a tool or a
+/// prompt; a pattern without it grants the whole plugin (its resources too).
+#[derive(Debug, Clone)]
+struct ScopePattern {
+    plugin: GlobMatcher,
+    item: Option<GlobMatcher>,
+}
+
+impl Scope {
+    /// Everything every plugin offers.
+    pub fn all() -> Scope {
+        Scope::parse(ALL, &["*".to_string()]).expect("`*` is a valid glob")
+    }
+
+    /// A scope from its entries; the error names the bad entry.
+    pub fn parse(name: &str, entries: &[String]) -> Result<Scope, String> {
+        let glob = |text: &str, entry: &str| {
+            Glob::new(text)
+                .map(|g| g.compile_matcher())
+                .map_err(|e| format!("`{entry}` is not a valid pattern: {e}"))
+        };
+        let patterns = entries
+            .iter()
+            .map(|entry| {
+                let (plugin, item) = match entry.split_once('/') {
+                    Some((plugin, "*")) => (plugin, None),
+                    Some((plugin, item)) => (plugin, Some(item)),
+                    None => (entry.as_str(), None),
+                };
+                if plugin.is_empty() || item.is_some_and(|i| i.is_empty() || i.contains('/')) {
+                    return Err(format!(
+                        "`{entry}` is not PLUGIN or PLUGIN/TOOL (each may use * ? [..] globs)"
+                    ));
+                }
+                Ok(ScopePattern {
+                    plugin: glob(plugin, entry)?,
+                    item: item.map(|i| glob(i, entry)).transpose()?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Scope {
+            name: name.to_string(),
+            patterns,
+        })
+    }
+
+    /// Whether the tool or prompt `item` (the plugin's own name) of `plugin` is in scope.
+    pub fn allows_item(&self, plugin: &str, item: &str) -> bool {
+        self.patterns
+            .iter()
+            .any(|p| p.plugin.is_match(plugin) && p.item.as_ref().is_none_or(|i| i.is_match(item)))
+    }
+
+    /// Whether all of `plugin` is in scope: what it offers besides named tools and prompts
+    /// (resources, templates) is visible only then.
+    pub fn allows_plugin(&self, plugin: &str) -> bool {
+        self.patterns
+            .iter()
+            .any(|p| p.item.is_none() && p.plugin.is_match(plugin))
+    }
+}
+
+/// A client as the server knows it: a name for logs, audit and rate limits, and its scope.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// The token's name over HTTP with tokens, `stdio` over stdio, else `anonymous`.
+    pub client: Arc<str>,
+    pub scope: Arc<Scope>,
+    /// Whether the identity was proven by a token.
+    pub authenticated: bool,
+}
+
+impl Identity {
+    /// A client nobody vouched for, on a server that requires nothing: it sees everything.
+    pub fn anonymous() -> Identity {
+        Identity {
+            client: "anonymous".into(),
+            scope: Arc::new(Scope::all()),
+            authenticated: false,
+        }
+    }
+}
+
+/// A bearer token, kept only as its SHA-256.
+#[derive(Debug, Clone)]
+pub struct Token {
+    pub name: String,
+    pub sha256: [u8; 32],
+    pub scope: Arc<Scope>,
+}
+
+/// The access rules of the server.
+#[derive(Debug, Clone)]
+pub struct AccessConfig {
+    /// When any exist, every HTTP request must carry one of them.
+    pub tokens: Vec<Token>,
+    /// What a client over stdio may use (the operator's own scope).
+    pub stdio_scope: Arc<Scope>,
+}
+
+impl Default for AccessConfig {
+    fn default() -> Self {
+        AccessConfig {
+            tokens: Vec::new(),
+            stdio_scope: Arc::new(Scope::all()),
+        }
+    }
+}
+
+impl AccessConfig {
+    /// Whether HTTP clients must present a token.
+    pub fn tokens_required(&self) -> bool {
+        !self.tokens.is_empty()
+    }
+
+    /// The identity behind `bearer`, if it is one of the configured tokens.
+    pub fn authenticate(&self, bearer: &str) -> Option<Identity> {
+        let digest = sha256(bearer);
+        // Comparing digests, not tokens: timing reveals nothing useful about a token.
+        self.tokens
+            .iter()
+            .find(|t| t.sha256 == digest)
+            .map(|t| Identity {
+                client: t.name.as_str().into(),
+                scope: t.scope.clone(),
+                authenticated: true,
+            })
+    }
+
+    /// Who a stdio client is.
+    pub fn stdio_identity(&self) -> Identity {
+        Identity {
+            client: "stdio".into(),
+            scope: self.stdio_scope.clone(),
+            authenticated: false,
+        }
+    }
+}
+
+/// SHA-256 of a token's text.
+pub fn sha256(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(entries: &[&str]) -> Scope {
+        let entries: Vec<String> = entries.iter().map(|s| s.to_string()).collect();
+        Scope::parse("t", &entries).unwrap()
+    }
+
+    #[test]
+    fn patterns_name_plugins_and_their_items() {
+        let s = scope(&["files/read_*", "hello", "notes/*"]);
+        assert!(s.allows_item("files", "read_file"));
+        assert!(!s.allows_item("files", "write_file"));
+        assert!(!s.allows_plugin("files"), "only some of files");
+        assert!(s.allows_item("hello", "greet"));
+        assert!(s.allows_plugin("hello"));
+        assert!(s.allows_plugin("notes"));
+        assert!(!s.allows_item("misbehave", "spin"));
+        assert!(Scope::all().allows_plugin("anything"));
+    }
+
+    #[test]
+    fn bad_patterns_are_refused() {
+        for bad in ["", "/x", "a/", "a/b/c", "[a"] {
+            assert!(Scope::parse("t", &[bad.to_string()]).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_matched_by_hash() {
+        let access = AccessConfig {
+            tokens: vec![Token {
+                name: "alice".into(),
+                sha256: sha256("s3cret"),
+                scope: Arc::new(scope(&["hello"])),
+            }],
+            ..AccessConfig::default()
+        };
+        let who = access.authenticate("s3cret").unwrap();
+        assert_eq!(&*who.client, "alice");
+        assert!(who.authenticated);
+        assert!(access.authenticate("s3cret ").is_none());
+        assert!(access.authenticate("").is_none());
+    }
+}

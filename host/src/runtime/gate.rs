@@ -1,0 +1,280 @@
+//! Admission of calls into a plugin: calls per minute (all clients, and each client), calls at
+//! once, and the fuel budget that refills over time. A call refused here never starts an instance.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::limits::LimitExceeded;
+use crate::config::Limits;
+
+/// Clients remembered per plugin for their own rate; the idlest are forgotten past this (a
+/// forgotten client starts again with a full bucket, which only ever favours it by one burst).
+const MAX_TRACKED_CLIENTS: usize = 10_000;
+
+/// A token bucket: holds up to `capacity`, regains `per_second`. The level may go below zero when
+/// a cost is only known afterwards (fuel); the debt is paid back by waiting.
+#[derive(Debug, Clone)]
+pub struct TokenBucket {
+    capacity: f64,
+    per_second: f64,
+    level: f64,
+    updated: Instant,
+}
+
+impl TokenBucket {
+    pub fn new(capacity: u64, per_second: f64, now: Instant) -> TokenBucket {
+        TokenBucket {
+            capacity: capacity as f64,
+            per_second,
+            level: capacity as f64,
+            updated: now,
+        }
+    }
+
+    fn refill(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
+        self.level = (self.level + elapsed * self.per_second).min(self.capacity);
+        self.updated = now;
+    }
+
+    /// Takes `cost` if the bucket holds it; else how long until it will.
+    pub fn take(&mut self, cost: f64, now: Instant) -> Result<(), Duration> {
+        self.refill(now);
+        if self.level >= cost {
+            self.level -= cost;
+            Ok(())
+        } else {
+            Err(self.wait_for(cost))
+        }
+    }
+
+    /// Whether anything is left; else how long until there is.
+    pub fn check_positive(&mut self, now: Instant) -> Result<(), Duration> {
+        self.refill(now);
+        if self.level > 0.0 {
+            Ok(())
+        } else {
+            Err(self.wait_for(f64::MIN_POSITIVE))
+        }
+    }
+
+    /// Takes `cost` after the fact, going into debt if need be.
+    pub fn charge(&mut self, cost: f64, now: Instant) {
+        self.refill(now);
+        self.level -= cost;
+    }
+
+    fn wait_for(&self, wanted: f64) -> Duration {
+        let missing = wanted - self.level;
+        Duration::from_secs_f64((missing / self.per_second).max(0.001))
+    }
+}
+
+/// The shared admission state of one plugin, kept across reloads that leave its limits alone.
+pub struct Gate {
+    limits: Limits,
+    calls: Mutex<TokenBucket>,
+    per_client: Mutex<HashMap<Arc<str>, TokenBucket>>,
+    fuel: Mutex<TokenBucket>,
+    running: Arc<Semaphore>,
+}
+
+/// A call let in: holds its slot among the plugin's running calls until dropped.
+pub struct Admission {
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Gate {
+    pub fn new(limits: &Limits) -> Gate {
+        let now = Instant::now();
+        let per_minute = |n: u64| TokenBucket::new(n, n as f64 / 60.0, now);
+        Gate {
+            limits: *limits,
+            calls: Mutex::new(per_minute(limits.calls_per_minute)),
+            per_client: Mutex::new(HashMap::new()),
+            fuel: Mutex::new(TokenBucket::new(
+                limits.fuel_burst,
+                limits.fuel_per_second as f64,
+                now,
+            )),
+            running: Arc::new(Semaphore::new(limits.concurrent_calls as usize)),
+        }
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Lets a call from `client` in, or says which limit refuses it and when to retry.
+    pub fn admit(&self, client: &Arc<str>) -> Result<Admission, LimitExceeded> {
+        let now = Instant::now();
+        let slot =
+            self.running
+                .clone()
+                .try_acquire_owned()
+                .map_err(|_| LimitExceeded::Concurrency {
+                    limit: self.limits.concurrent_calls,
+                })?;
+        lock(&self.fuel)
+            .check_positive(now)
+            .map_err(|retry_after| LimitExceeded::FuelBudget {
+                per_second: self.limits.fuel_per_second,
+                retry_after,
+            })?;
+        {
+            let mut clients = lock(&self.per_client);
+            if clients.len() >= MAX_TRACKED_CLIENTS && !clients.contains_key(client) {
+                forget_idlest(&mut clients);
+            }
+            let n = self.limits.calls_per_minute_per_client;
+            let bucket = clients
+                .entry(client.clone())
+                .or_insert_with(|| TokenBucket::new(n, n as f64 / 60.0, now));
+            // Checked before the plugin-wide rate so a client over its own rate does not use
+            // up everyone's.
+            bucket
+                .take(1.0, now)
+                .map_err(|retry_after| LimitExceeded::ClientRate {
+                    limit: n,
+                    retry_after,
+                })?;
+        }
+        lock(&self.calls)
+            .take(1.0, now)
+            .map_err(|retry_after| LimitExceeded::Rate {
+                limit: self.limits.calls_per_minute,
+                retry_after,
+            })?;
+        Ok(Admission { _slot: slot })
+    }
+
+    /// Charges the fuel a finished call burned to the budget.
+    pub fn charge_fuel(&self, fuel: u64) {
+        lock(&self.fuel).charge(fuel as f64, Instant::now());
+    }
+}
+
+fn forget_idlest(clients: &mut HashMap<Arc<str>, TokenBucket>) {
+    if let Some(idlest) = clients
+        .iter()
+        .min_by_key(|(_, b)| b.updated)
+        .map(|(k, _)| k.clone())
+    {
+        clients.remove(&idlest);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The gates of every plugin, by name, so a reload keeps a plugin's budget and rates (a new
+/// version does not get a fresh allowance) unless its limits change.
+#[derive(Default)]
+pub struct Gates {
+    by_plugin: Mutex<HashMap<String, Arc<Gate>>>,
+}
+
+impl Gates {
+    pub fn for_plugin(&self, name: &str, limits: &Limits) -> Arc<Gate> {
+        let mut gates = lock(&self.by_plugin);
+        match gates.get(name) {
+            Some(gate) if gate.limits == *limits => gate.clone(),
+            _ => {
+                let gate = Arc::new(Gate::new(limits));
+                gates.insert(name.to_string(), gate.clone());
+                gate
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_refills_and_says_when() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(2, 1.0, t0);
+        assert!(b.take(1.0, t0).is_ok());
+        assert!(b.take(1.0, t0).is_ok());
+        let wait = b.take(1.0, t0).unwrap_err();
+        assert!((wait.as_secs_f64() - 1.0).abs() < 0.01, "{wait:?}");
+        assert!(b.take(1.0, t0 + Duration::from_millis(1001)).is_ok());
+        // Never above capacity, however long it waits.
+        let later = t0 + Duration::from_secs(100);
+        assert!(b.take(2.0, later).is_ok());
+        assert!(b.take(1.0, later).is_err());
+    }
+
+    #[test]
+    fn fuel_debt_is_paid_back_by_waiting() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(100, 50.0, t0);
+        b.charge(300.0, t0);
+        let wait = b.check_positive(t0).unwrap_err();
+        assert!((wait.as_secs_f64() - 4.0).abs() < 0.01, "{wait:?}");
+        assert!(b.check_positive(t0 + Duration::from_millis(4100)).is_ok());
+    }
+
+    fn limits(per_client: u64, total: u64, running: u64) -> Limits {
+        Limits {
+            calls_per_minute_per_client: per_client,
+            calls_per_minute: total,
+            concurrent_calls: running,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn each_client_has_its_own_rate_inside_the_plugins() {
+        let gate = Gate::new(&limits(2, 3, 10));
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        assert!(gate.admit(&a).is_ok());
+        assert!(gate.admit(&a).is_ok());
+        assert!(matches!(
+            gate.admit(&a),
+            Err(LimitExceeded::ClientRate { limit: 2, .. })
+        ));
+        assert!(gate.admit(&b).is_ok());
+        assert!(matches!(
+            gate.admit(&b),
+            Err(LimitExceeded::Rate { limit: 3, .. })
+        ));
+    }
+
+    #[test]
+    fn running_calls_are_capped_and_slots_come_back() {
+        let gate = Gate::new(&limits(100, 100, 1));
+        let c: Arc<str> = "c".into();
+        let first = gate.admit(&c).unwrap();
+        assert!(matches!(
+            gate.admit(&c),
+            Err(LimitExceeded::Concurrency { limit: 1 })
+        ));
+        drop(first);
+        assert!(gate.admit(&c).is_ok());
+    }
+
+    #[test]
+    fn an_exhausted_fuel_budget_refuses_calls() {
+        let gate = Gate::new(&Limits {
+            fuel_burst: 1000,
+            fuel_per_second: 10,
+            ..Limits::default()
+        });
+        let c: Arc<str> = "c".into();
+        drop(gate.admit(&c).unwrap());
+        gate.charge_fuel(5000);
+        match gate.admit(&c) {
+            Err(LimitExceeded::FuelBudget { retry_after, .. }) => {
+                assert!(retry_after > Duration::from_secs(300))
+            }
+            other => panic!("{:?}", other.err()),
+        }
+    }
+}
