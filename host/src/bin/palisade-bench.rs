@@ -110,10 +110,24 @@ fn main() -> Result<()> {
             .context("no directory for this binary")?
             .join("palisade"),
     };
-    let cache = std::env::temp_dir().join(format!("palisade-bench-cache-{}", std::process::id()));
+    let scratch = std::env::temp_dir().join(format!("palisade-bench-{}", std::process::id()));
+    let cache = scratch.join("cache");
+    std::fs::create_dir_all(&scratch)?;
+    // Every limit stays on; only the call rates are raised above what the benchmark sends (the
+    // defaults allow 3000 calls a minute from one client).
+    let config = scratch.join("palisade.toml");
+    let plugin = std::fs::canonicalize(&args.plugin)
+        .with_context(|| format!("cannot find {}", args.plugin.display()))?;
+    std::fs::write(
+        &config,
+        format!(
+            "[plugins.hello]\npath = {:?}\n\n[plugins.hello.limits]\ncalls_per_minute = 100000000\ncalls_per_minute_per_client = 100000000\n",
+            plugin.display().to_string()
+        ),
+    )?;
     let mut child = Command::new(&palisade)
-        .args(["serve", "--native-baseline", "--plugin"])
-        .arg(&args.plugin)
+        .args(["serve", "--native-baseline", "--no-watch", "--config"])
+        .arg(&config)
         .arg("--cache-dir")
         .arg(&cache)
         .env("RUST_LOG", "warn")
@@ -151,7 +165,7 @@ fn main() -> Result<()> {
     }
     drop(client.stdin);
     let _ = client.child.wait();
-    let _ = std::fs::remove_dir_all(&cache);
+    let _ = std::fs::remove_dir_all(&scratch);
 
     let [sandboxed, native] = samples.map(stats);
     println!("sequential tools/call over stdio, one server, {rounds} interleaved rounds");

@@ -868,6 +868,114 @@ mod tests {
     }
 
     #[test]
+    fn grants_env_network_and_tools_are_read() {
+        let config = parse(
+            r#"[plugins.a]
+path = "a.wasm"
+network = ["api.example.com", "http://127.0.0.1:8080"]
+[plugins.a.env]
+PLAIN = "v"
+KEY = { from_host = "PATH" }
+[plugins.a.tools.write]
+confirm = true
+annotations = { readOnlyHint = false }
+[plugins.a.limits]
+calls_per_minute = 10
+output_kib = 1
+"#,
+        )
+        .unwrap();
+        let p = &config.plugins[0];
+        assert_eq!(
+            p.env,
+            [
+                ("KEY".into(), std::env::var("PATH").unwrap()),
+                ("PLAIN".into(), "v".into())
+            ]
+        );
+        assert_eq!(p.network.len(), 2);
+        assert!(p.network[1].allow_http);
+        let tool = &p.tools["write"];
+        assert!(tool.confirm);
+        assert_eq!(tool.annotations.read_only_hint, Some(false));
+        assert_eq!(p.limits.calls_per_minute, 10);
+        assert_eq!(p.limits.output_bytes, 1024);
+        assert_eq!(
+            p.limits.concurrent_calls,
+            Limits::default().concurrent_calls
+        );
+    }
+
+    #[test]
+    fn bad_grants_are_refused_with_the_field() {
+        for (section, needle) in [
+            ("network = [\"https://a.com/path\"]", "network"),
+            ("network = [\"*\"]", "network"),
+            (
+                "[plugins.a.env]\nX = { from_host = \"PALISADE_SURELY_UNSET_VAR\" }",
+                "PALISADE_SURELY_UNSET_VAR is not set",
+            ),
+            (
+                "[plugins.a.env]\n\"A=B\" = \"x\"",
+                "not a valid variable name",
+            ),
+            (
+                "[plugins.a.limits]\nconcurrent_calls = 0",
+                "limits.concurrent_calls",
+            ),
+            (
+                "[plugins.a.tools.t]\nannotations = { readonly = true }",
+                "unknown field",
+            ),
+            ("sha256 = \"abc\"", "sha256"),
+        ] {
+            let err = parse(&format!("[plugins.a]\npath = \"a.wasm\"\n{section}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(needle), "{section}: {err}");
+        }
+    }
+
+    #[test]
+    fn auth_tokens_and_scopes_are_checked() {
+        let hash = hex::encode(access::sha256("a-long-enough-token"));
+        let config = parse(&format!(
+            "[auth]\nstdio_scope = \"mine\"\n[auth.scopes]\nmine = [\"a/x_*\"]\n[[auth.tokens]]\nname = \"t\"\nsha256 = \"{hash}\"\nscope = \"all\"\n"
+        ))
+        .unwrap();
+        assert!(config.access.tokens_required());
+        assert_eq!(
+            &*config
+                .access
+                .authenticate("a-long-enough-token")
+                .unwrap()
+                .client,
+            "t"
+        );
+        assert!(config.access.stdio_scope.allows_item("a", "x_1"));
+        assert!(!config.access.stdio_scope.allows_item("a", "y"));
+        for (auth, needle) in [
+            ("[auth]\nstdio_scope = \"nope\"", "not a scope"),
+            ("[auth.scopes]\nall = [\"a\"]", "built in"),
+            (
+                "[[auth.tokens]]\nname = \"t\"\nscope = \"all\"",
+                "exactly one of sha256, file or env",
+            ),
+            (
+                "[[auth.tokens]]\nname = \"t\"\nscope = \"all\"\nsha256 = \"zz\"",
+                "64 hex digits",
+            ),
+            (
+                "[[auth.tokens]]\nname = \"t\"\nscope = \"all\"\nenv = \"PALISADE_SURELY_UNSET_VAR\"",
+                "is not set",
+            ),
+        ] {
+            let err = parse(auth).unwrap_err().to_string();
+            assert!(err.contains(needle), "{auth}: {err}");
+        }
+    }
+
+    #[test]
     fn relative_guest_path_is_refused() {
         let err = parse(
             "[plugins.a]\npath = \"a.wasm\"\n[[plugins.a.dirs]]\nhost = \".\"\nguest = \"data\"\n",

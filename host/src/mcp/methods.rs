@@ -434,7 +434,7 @@ impl Session {
                 session: self.clone(),
                 related: call.id.clone(),
             })),
-            caller: Some(self.identity.client.clone()),
+            caller: Some(self.caller.clone()),
             stats: Default::default(),
         };
         let result = f(ctx).await;
@@ -482,7 +482,7 @@ impl Drop for AuditEntry<'_> {
         };
         let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
         log.record(&AuditRecord {
-            client: &self.session.identity.client,
+            client: &self.session.caller,
             plugin: self.plugin.as_deref(),
             tool: self.tool,
             arguments: self.arguments,

@@ -77,12 +77,26 @@ pub struct Session {
     pub(super) subscriptions: Mutex<HashSet<String>>,
     /// Who the client is and what it may see and call.
     pub(super) identity: Identity,
+    /// The client as rate limits and the audit log count it: the identity's name, made unique
+    /// per session for clients nobody vouched for (so anonymous HTTP clients do not share one
+    /// allowance).
+    pub(super) caller: Arc<str>,
 }
+
+/// Numbers anonymous sessions apart.
+static ANONYMOUS_SESSIONS: AtomicU64 = AtomicU64::new(1);
 
 impl Session {
     pub fn new(server: Arc<Server>, outbox: Arc<dyn Outbox>, identity: Identity) -> Arc<Session> {
         let changes = server.subscribe_changes();
+        let caller: Arc<str> = if identity.authenticated || &*identity.client == "stdio" {
+            identity.client.clone()
+        } else {
+            let n = ANONYMOUS_SESSIONS.fetch_add(1, Ordering::Relaxed);
+            format!("{}-{n}", identity.client).into()
+        };
         let session = Arc::new(Session {
+            caller,
             identity,
             roots: RwLock::new(server.roots.clone()),
             server,
