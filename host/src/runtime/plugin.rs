@@ -22,7 +22,7 @@ use super::limits::{LimitExceeded, MemoryLimiter, describe_failure};
 use super::network::NetworkPolicy;
 use super::output::OutputSize;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
-use crate::config::PluginConfig;
+use crate::config::{AccessMode, PluginConfig, RootsAccess};
 
 /// The data of one call's store.
 pub struct StoreState {
@@ -542,10 +542,18 @@ fn import_status(name: &str, config: &PluginConfig) -> String {
             let mut granted: Vec<String> = config
                 .dirs
                 .iter()
-                .map(|d| format!("{} -> {} ({:?})", d.guest, d.host.display(), d.mode))
+                .map(|d| {
+                    let mode = match d.mode {
+                        AccessMode::ReadOnly => "read-only",
+                        AccessMode::ReadWrite => "read-write",
+                    };
+                    format!("{} -> {} ({mode})", d.guest, d.host.display())
+                })
                 .collect();
-            if config.roots != crate::config::RootsAccess::None {
-                granted.push(format!("the client's roots ({:?})", config.roots));
+            match config.roots {
+                RootsAccess::None => {}
+                RootsAccess::ReadOnly => granted.push("the client's roots (read-only)".into()),
+                RootsAccess::ReadWrite => granted.push("the client's roots (read-write)".into()),
             }
             format!("provided; granted: {}", list(granted))
         }
@@ -581,7 +589,28 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
     let mut out = String::new();
     writeln!(out, "component: {}", config.path.display())?;
     writeln!(out, "size: {} bytes", wasm.len())?;
-    writeln!(out, "sha256: {}", hex::encode(sha2::Sha256::digest(&wasm)))?;
+    let sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
+    let pinned = match config.sha256 {
+        None => "",
+        Some(p) if p == sha256 => " (matches the pinned sha256)",
+        Some(_) => " (DIFFERS from the pinned sha256: it will not load)",
+    };
+    writeln!(out, "sha256: {}{pinned}", hex::encode(sha256))?;
+    let l = &config.limits;
+    writeln!(
+        out,
+        "limits: fuel_per_call={} fuel_per_second={} fuel_burst={} timeout_ms={} memory_mib={} \
+         output_kib={} calls_per_minute={} calls_per_minute_per_client={} concurrent_calls={}",
+        l.fuel_per_call,
+        l.fuel_per_second,
+        l.fuel_burst,
+        l.timeout_ms,
+        l.memory_bytes >> 20,
+        l.output_bytes >> 10,
+        l.calls_per_minute,
+        l.calls_per_minute_per_client,
+        l.concurrent_calls
+    )?;
     writeln!(out, "\nexports:")?;
     for (name, _) in ty.exports(&runtime.engine) {
         writeln!(out, "  {name}")?;
