@@ -104,6 +104,28 @@ fn still_serving(s: &mut Server) {
 }
 
 #[test]
+fn an_import_the_host_does_not_provide_fails_only_when_used() {
+    // `unprovided` imports an interface nobody provides, which `use`s wasi:io's pollable.
+    let mut s = Server::start(&["--no-watch", "--plugin", &plugin_arg("unprovided")]);
+    s.initialize(LATEST_VERSION);
+    assert_eq!(ok_text(&s.call_tool("unprovided_ok", json!({}))), "loaded fine");
+    let text = refused(&s.call_tool("unprovided_use_it", json!({})));
+    assert!(
+        text.contains("palisade-test:extra/waiter") && text.contains("not available"),
+        "{text}"
+    );
+    assert_eq!(ok_text(&s.call_tool("unprovided_ok", json!({}))), "loaded fine");
+    let out = run_palisade(&["inspect", &plugin_arg("unprovided")], false, secs(120));
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("palisade-test:extra/waiter"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(line.contains("NOT provided"), "{out}");
+}
+
+#[test]
 fn files_outside_the_grants_cannot_be_read() {
     let layout = Layout::new();
     let mut s = layout.server("", "");
@@ -413,6 +435,22 @@ fn an_output_flood_is_cut_off() {
     // Floods of stdout and stderr go to the capped log, not to the client.
     let r = s.call_tool("misbehave_flood_stdout", json!({}));
     assert!(tool_text(&r).len() < 10_000);
+    still_serving(&mut s);
+}
+
+#[test]
+fn a_log_flood_does_not_fill_the_servers_log() {
+    let layout = Layout::new();
+    let mut s = layout.server("", "");
+    let r = s.call_tool("misbehave_log", json!({"level": "error", "count": 50_000}));
+    assert!(!is_tool_error(&r), "{}", tool_text(&r));
+    assert!(
+        s.wait_for_stderr("of log messages in one call", secs(10)),
+        "the cap is announced"
+    );
+    let logged = s.stderr().matches("message ").count();
+    // 64 KiB of "message N" lines is about 5000 of them; the other 45000 were not logged.
+    assert!(logged < 10_000, "{logged} plugin log lines reached the server's log");
     still_serving(&mut s);
 }
 

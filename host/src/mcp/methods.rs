@@ -22,7 +22,7 @@ use crate::catalog::{Backend, Catalog, CompletionTarget};
 use crate::config::RootsAccess;
 use crate::runtime::bindings::host::{ElicitationAction, ElicitationRequest, FormElicitation};
 use crate::runtime::bindings::types::ErrorCode;
-use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, Plugin};
+use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, LimitExceeded, Plugin};
 
 impl Session {
     pub(super) async fn request(
@@ -128,8 +128,16 @@ impl Session {
                 Ok(wire::call_error(&e.message))
             }
             Err(CallError::Limit(plugin, limit)) => {
-                let why = format!("plugin `{plugin}` {limit}");
+                let mut why = format!("plugin `{plugin}` {limit}");
                 audit.finish("limit", Some(&why));
+                if limit.retry_after().is_none()
+                    && !matches!(limit, LimitExceeded::Concurrency { .. })
+                {
+                    why.push_str(
+                        ". The call was stopped; retrying it as is will hit the same limit. The \
+                         server is fine and other calls go on.",
+                    );
+                }
                 Ok(wire::limit_error(&why, limit.retry_after()))
             }
             Err(CallError::Stopped(why)) => {

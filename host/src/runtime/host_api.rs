@@ -73,12 +73,25 @@ impl StoreState {
     }
 }
 
+/// Bytes of `host.log` messages one call may put in the server's log.
+const MAX_HOST_LOG_BYTES: usize = 64 << 10;
+
 const NO_CLIENT: &str =
     "no client to ask: this call was not made by a client (the plugin is being loaded)";
 
 impl host::Host for StoreState {
     async fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
         let plugin = &*self.plugin;
+        // The server's own log gets at most MAX_HOST_LOG_BYTES of one call's messages, as for
+        // stdout and stderr; the client's share is rate-limited where it is forwarded.
+        self.host_log_bytes += message.len();
+        if self.host_log_bytes > MAX_HOST_LOG_BYTES {
+            if self.host_log_bytes - message.len() <= MAX_HOST_LOG_BYTES {
+                tracing::warn!(target: "palisade::plugin", plugin, "more than {} KiB of log messages in one call: the rest of this call's go only to the client", MAX_HOST_LOG_BYTES >> 10);
+            }
+            self.report(PluginEvent::Log { level, message });
+            return Ok(());
+        }
         match level {
             LogLevel::Debug => tracing::debug!(target: "palisade::plugin", plugin, "{message}"),
             LogLevel::Info | LogLevel::Notice => {

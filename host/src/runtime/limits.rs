@@ -12,6 +12,8 @@ const MAX_TABLE_ELEMENTS: usize = 100_000;
 /// A limit that stopped a call. Raised as the trap's error so it can be told apart from a bug.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitExceeded {
+    #[error("ran out of fuel: it may burn {per_call} units per call (limits.fuel_per_call)")]
+    Fuel { per_call: u64 },
     #[error("exceeded its memory limit of {} MiB (limits.memory_mib)", limit_bytes >> 20)]
     Memory { limit_bytes: u64 },
     #[error("exceeded its time limit of {limit_ms} ms (limits.timeout_ms)")]
@@ -115,6 +117,22 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
+/// The limit that stopped a call, when a limit did.
+pub fn limit_hit(err: &wasmtime::Error, limits: &Limits) -> Option<LimitExceeded> {
+    if let Some(limit) = err.chain().find_map(|c| c.downcast_ref::<LimitExceeded>()) {
+        return Some(limit.clone());
+    }
+    match err.downcast_ref::<Trap>()? {
+        Trap::OutOfFuel => Some(LimitExceeded::Fuel {
+            per_call: limits.fuel_per_call,
+        }),
+        Trap::Interrupt => Some(LimitExceeded::Time {
+            limit_ms: limits.timeout_ms,
+        }),
+        _ => None,
+    }
+}
+
 /// Why a call into a plugin did not return normally, in words for the tool's caller.
 pub fn describe_failure(err: &wasmtime::Error, limits: &Limits, stderr_tail: &str) -> String {
     for cause in err.chain() {
@@ -124,10 +142,10 @@ pub fn describe_failure(err: &wasmtime::Error, limits: &Limits, stderr_tail: &st
     }
     if let Some(trap) = err.downcast_ref::<Trap>() {
         return match trap {
-            Trap::OutOfFuel => format!(
-                "ran out of fuel: it may burn {} units per call (limits.fuel_per_call)",
-                limits.fuel_per_call
-            ),
+            Trap::OutOfFuel => LimitExceeded::Fuel {
+                per_call: limits.fuel_per_call,
+            }
+            .to_string(),
             Trap::StackOverflow => "overflowed its stack (stack overflow)".to_string(),
             Trap::UnreachableCodeReached => match panic_message(stderr_tail) {
                 Some(message) => format!("panicked: {message}"),

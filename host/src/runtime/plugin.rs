@@ -18,7 +18,7 @@ use super::Runtime;
 use super::bindings::{self, completion, prompts, resources, tools, types};
 use super::gate::Gate;
 use super::host_api::CallContext;
-use super::limits::{LimitExceeded, MemoryLimiter, describe_failure};
+use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
 use super::network::NetworkPolicy;
 use super::output::OutputSize;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
@@ -31,6 +31,8 @@ pub struct StoreState {
     network: NetworkPolicy,
     table: ResourceTable,
     limiter: MemoryLimiter,
+    /// Bytes of `host.log` messages this call wrote to the server's log.
+    pub(super) host_log_bytes: usize,
     pub(super) plugin: Arc<str>,
     pub(super) grants: Arc<Grants>,
     pub(super) call: CallContext,
@@ -384,6 +386,7 @@ impl Plugin {
                 network: NetworkPolicy::new(self.name.clone(), self.grants.network.clone()),
                 table: ResourceTable::new(),
                 limiter: MemoryLimiter::new(&limits),
+                host_log_bytes: 0,
                 plugin: self.name.clone(),
                 grants: self.grants.clone(),
                 call,
@@ -427,9 +430,9 @@ impl Plugin {
         match outcome {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) => {
-                if let Some(limit) = err.chain().find_map(|c| c.downcast_ref::<LimitExceeded>()) {
+                if let Some(limit) = limit_hit(&err, &limits) {
                     tracing::warn!(plugin = &*self.name, "plugin stopped: {limit}");
-                    return Err(CallError::Limit(self.name.clone(), limit.clone()));
+                    return Err(CallError::Limit(self.name.clone(), limit));
                 }
                 let why = describe_failure(&err, &limits, &stderr_tail);
                 tracing::warn!(plugin = &*self.name, "plugin stopped: {why}");
@@ -491,6 +494,7 @@ fn stub_unprovided_imports(
     component: &Component,
 ) -> Result<()> {
     let ty = component.component_type();
+    let shared = shared_wasi_resources(engine, &ty);
     for (name, item) in ty.imports(engine) {
         if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) {
             continue;
@@ -504,9 +508,13 @@ fn stub_unprovided_imports(
                         ComponentItem::ComponentFunc(_) => stub.func_new(export, move |_, _, _, _| {
                             wasmtime::bail!("`{qualified}` is not available to this plugin: the host does not grant it")
                         })?,
-                        ComponentItem::Resource(_) => stub.resource(
+                        // A resource the interface `use`s from wasi:io is the host's own type.
+                        ComponentItem::Resource(resource) => stub.resource(
                             export,
-                            ResourceType::host::<Unprovided>(),
+                            shared
+                                .iter()
+                                .find(|(abstract_type, _)| *abstract_type == resource)
+                                .map_or(ResourceType::host::<Unprovided>(), |(_, host)| *host),
                             |_, _| Ok(()),
                         )?,
                         _ => {}
@@ -525,6 +533,37 @@ fn stub_unprovided_imports(
         }
     }
     Ok(())
+}
+
+/// The resources of the component's `wasi:io` imports, each with the host type that implements
+/// it. An unprovided interface that `use`s one of them (a pollable, a stream) must be stubbed
+/// with that same type, or the component does not link.
+fn shared_wasi_resources(
+    engine: &Engine,
+    ty: &wasmtime::component::types::Component,
+) -> Vec<(ResourceType, ResourceType)> {
+    use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable, IoError};
+    let mut shared = Vec::new();
+    for (name, item) in ty.imports(engine) {
+        let ComponentItem::ComponentInstance(instance) = item.ty else {
+            continue;
+        };
+        let interface = name.split('@').next().unwrap_or(name);
+        for (export, export_item) in instance.exports(engine) {
+            let ComponentItem::Resource(resource) = export_item.ty else {
+                continue;
+            };
+            let host = match (interface, export) {
+                ("wasi:io/poll", "pollable") => ResourceType::host::<DynPollable>(),
+                ("wasi:io/streams", "input-stream") => ResourceType::host::<DynInputStream>(),
+                ("wasi:io/streams", "output-stream") => ResourceType::host::<DynOutputStream>(),
+                ("wasi:io/error", "error") => ResourceType::host::<IoError>(),
+                _ => continue,
+            };
+            shared.push((resource, host));
+        }
+    }
+    shared
 }
 
 /// What the sandbox gives a plugin configured as `config` for the import `name`.
