@@ -108,13 +108,19 @@ fn an_import_the_host_does_not_provide_fails_only_when_used() {
     // `unprovided` imports an interface nobody provides, which `use`s wasi:io's pollable.
     let mut s = Server::start(&["--no-watch", "--plugin", &plugin_arg("unprovided")]);
     s.initialize(LATEST_VERSION);
-    assert_eq!(ok_text(&s.call_tool("unprovided_ok", json!({}))), "loaded fine");
+    assert_eq!(
+        ok_text(&s.call_tool("unprovided_ok", json!({}))),
+        "loaded fine"
+    );
     let text = refused(&s.call_tool("unprovided_use_it", json!({})));
     assert!(
         text.contains("palisade-test:extra/waiter") && text.contains("not available"),
         "{text}"
     );
-    assert_eq!(ok_text(&s.call_tool("unprovided_ok", json!({}))), "loaded fine");
+    assert_eq!(
+        ok_text(&s.call_tool("unprovided_ok", json!({}))),
+        "loaded fine"
+    );
     let out = run_palisade(&["inspect", &plugin_arg("unprovided")], false, secs(120));
     let line = out
         .stdout
@@ -450,7 +456,10 @@ fn a_log_flood_does_not_fill_the_servers_log() {
     );
     let logged = s.stderr().matches("message ").count();
     // 64 KiB of "message N" lines is about 5000 of them; the other 45000 were not logged.
-    assert!(logged < 10_000, "{logged} plugin log lines reached the server's log");
+    assert!(
+        logged < 10_000,
+        "{logged} plugin log lines reached the server's log"
+    );
     still_serving(&mut s);
 }
 
@@ -700,6 +709,84 @@ fn a_token_sees_and_calls_only_its_scope() {
     stolen.session_id = ops.session_id.clone();
     let message = stolen.request_message("tools/list", json!({}));
     stolen.post(&message).expect_error_status(404);
+}
+
+#[test]
+fn the_legacy_transport_needs_a_token_too() {
+    let layout = Layout::new();
+    let server = http_server_with_tokens(&layout);
+    let (status, text) = raw_http(
+        &server.addr,
+        &format!(
+            "GET /sse HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream",
+            server.addr
+        ),
+        b"",
+    );
+    assert_eq!(status, 401, "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{text}"
+    );
+}
+
+#[test]
+fn each_token_has_its_own_rate_and_is_named_in_the_audit_log() {
+    let layout = Layout::new();
+    let tokens = format!(
+        r#"[audit]
+path = "audit.jsonl"
+
+[[auth.tokens]]
+name = "first"
+sha256 = "{}"
+scope = "all"
+
+[[auth.tokens]]
+name = "second"
+sha256 = "{}"
+scope = "all"
+"#,
+        sha256_hex(READER_TOKEN),
+        sha256_hex(OPS_TOKEN)
+    );
+    let config = layout.config("", "calls_per_minute_per_client = 2", &tokens);
+    let server = HttpServer::start(&["--no-watch", "--config", &path_str(&config)]);
+    let mut first = with_token(&server, READER_TOKEN);
+    first.initialize(LATEST_VERSION);
+    for _ in 0..2 {
+        assert_eq!(
+            ok_text(&first.call_tool("misbehave_ok", json!({}))),
+            "still fine"
+        );
+    }
+    let over = first.call_tool("misbehave_ok", json!({}));
+    error_text(&over, "by this client");
+    // A second session of the same token shares its allowance; another token has its own.
+    let mut again = with_token(&server, READER_TOKEN);
+    again.initialize(LATEST_VERSION);
+    error_text(
+        &again.call_tool("misbehave_ok", json!({})),
+        "by this client",
+    );
+    let mut second = with_token(&server, OPS_TOKEN);
+    second.initialize(LATEST_VERSION);
+    assert_eq!(
+        ok_text(&second.call_tool("misbehave_ok", json!({}))),
+        "still fine"
+    );
+    let clients: Vec<String> = std::fs::read_to_string(layout.path("audit.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["client"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(clients, ["first", "first", "first", "first", "second"]);
 }
 
 #[test]
