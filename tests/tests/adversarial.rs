@@ -353,6 +353,44 @@ fn network_reaches_only_granted_hosts() {
 }
 
 #[test]
+fn a_granted_name_that_resolves_to_a_local_address_is_refused() {
+    // The machine's own host name: granted by name, it resolves to loopback or a private
+    // address, which only an IP literal or `localhost` in the grant may reach.
+    let name = std::process::Command::new("hostname")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let port = local_http_server(SECRET);
+    let local = |ip: std::net::IpAddr| match ip {
+        std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local(),
+        std::net::IpAddr::V6(v6) => v6.is_loopback(),
+    };
+    let resolved: Vec<std::net::IpAddr> =
+        std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port))
+            .map(|a| a.map(|a| a.ip()).collect())
+            .unwrap_or_default();
+    if name.is_empty()
+        || name == "localhost"
+        || resolved.is_empty()
+        || !resolved.iter().all(|ip| local(*ip))
+    {
+        eprintln!(
+            "skipped: this machine's host name {name:?} does not resolve to local addresses only ({resolved:?})"
+        );
+        return;
+    }
+    let layout = Layout::new();
+    let mut s = layout.server(&format!("network = [\"http://{name}:{port}\"]"), "");
+    let text = refused(&s.call_tool(
+        "misbehave_http_get",
+        json!({"url": format!("http://{name}:{port}/")}),
+    ));
+    assert!(text.contains("DestinationIpProhibited"), "{text}");
+    assert!(s.wait_for_stderr("a local address", secs(5)));
+    still_serving(&mut s);
+}
+
+#[test]
 fn without_a_network_grant_nothing_gets_out() {
     let port = local_http_server(SECRET);
     let layout = Layout::new();

@@ -69,8 +69,10 @@ impl WasiHttpHooks for NetworkPolicy {
                 tracing::warn!(plugin = &*plugin, "network request denied: {why}");
                 Error::HttpRequestDenied
             })?;
+            let mut request = request;
             if !grant.names_local_address() {
-                check_public(request.uri(), &plugin).await?;
+                let checked = public_address(request.uri(), &plugin).await?;
+                pin_address(&mut request, checked)?;
             }
             let plain_hooks: &mut dyn WasiHttpHooks = Default::default();
             Box::into_pin(plain_hooks.send_request(request, options, fut)).await
@@ -78,10 +80,34 @@ impl WasiHttpHooks for NetworkPolicy {
     }
 }
 
-/// Refuses a granted name that resolves to a loopback or private address, so a wildcard grant or
-/// a hostile DNS answer cannot reach the operator's own network. (The connection resolves the
-/// name again; a DNS server that changes its answer in between is not caught.)
-async fn check_public(uri: &axum::http::Uri, plugin: &str) -> Result<(), Error> {
+/// Makes a plain-HTTP request connect to the address that was checked, not to whatever a second
+/// DNS lookup returns (DNS rebinding); the `Host` header keeps the name. HTTPS is left to resolve
+/// again: its certificate must match the granted name, which a server on the operator's network
+/// rebound to cannot present.
+fn pin_address<B>(request: &mut Request<B>, ip: IpAddr) -> Result<(), Error> {
+    if request.uri().scheme() != Some(&Scheme::HTTP) {
+        return Ok(());
+    }
+    let port = request.uri().port_u16().unwrap_or(80);
+    let authority = match ip {
+        IpAddr::V4(v4) => format!("{v4}:{port}"),
+        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+    };
+    let mut parts = request.uri().clone().into_parts();
+    parts.authority = Some(
+        authority
+            .parse()
+            .map_err(|_| Error::HttpRequestUriInvalid)?,
+    );
+    *request.uri_mut() =
+        axum::http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
+    Ok(())
+}
+
+/// The address to connect to for a granted name, refusing it when any address it resolves to is a
+/// loopback or private one, so a wildcard grant or a hostile DNS answer cannot reach the
+/// operator's own network.
+async fn public_address(uri: &axum::http::Uri, plugin: &str) -> Result<IpAddr, Error> {
     let host = uri.host().unwrap_or_default();
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = uri.port_u16().unwrap_or(443);
@@ -96,7 +122,7 @@ async fn check_public(uri: &axum::http::Uri, plugin: &str) -> Result<(), Error> 
             .map(|a| a.ip())
             .collect(),
     };
-    if let Some(local) = addresses.into_iter().find(|ip| is_local_address(*ip)) {
+    if let Some(local) = addresses.iter().find(|ip| is_local_address(**ip)) {
         tracing::warn!(
             plugin,
             "network request denied: {host} resolves to {local}, a local address; grant the \
@@ -104,5 +130,38 @@ async fn check_public(uri: &axum::http::Uri, plugin: &str) -> Result<(), Error> 
         );
         return Err(Error::DestinationIpProhibited);
     }
-    Ok(())
+    addresses.first().copied().ok_or(Error::DestinationNotFound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_connects_to_the_checked_address_and_keeps_the_name() {
+        let mut request = Request::builder()
+            .uri("http://api.example.com:8080/v1?q=1")
+            .header("host", "api.example.com:8080")
+            .body(())
+            .unwrap();
+        pin_address(&mut request, "93.184.216.34".parse().unwrap()).unwrap();
+        assert_eq!(request.uri(), "http://93.184.216.34:8080/v1?q=1");
+        assert_eq!(request.headers()["host"], "api.example.com:8080");
+        let mut v6 = Request::builder()
+            .uri("http://api.example.com/")
+            .body(())
+            .unwrap();
+        pin_address(&mut v6, "2606:2800:220:1::1".parse().unwrap()).unwrap();
+        assert_eq!(v6.uri(), "http://[2606:2800:220:1::1]:80/");
+    }
+
+    #[test]
+    fn https_keeps_its_name_for_the_certificate_check() {
+        let mut request = Request::builder()
+            .uri("https://api.example.com/")
+            .body(())
+            .unwrap();
+        pin_address(&mut request, "93.184.216.34".parse().unwrap()).unwrap();
+        assert_eq!(request.uri(), "https://api.example.com/");
+    }
 }
