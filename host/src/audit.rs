@@ -52,6 +52,11 @@ impl AuditLog {
         })
     }
 
+    /// The settings it was opened with.
+    pub fn config(&self) -> &AuditConfig {
+        &self.config
+    }
+
     pub fn record(&self, record: &AuditRecord<'_>) {
         let arguments = match self.config.arguments {
             AuditArguments::Full => json!({ "arguments": record.arguments }),

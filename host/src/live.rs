@@ -140,10 +140,27 @@ impl Live {
         }
     }
 
+    /// Access rules and the audit log are set up at start; say so when the file changes them, so
+    /// a revoked token is not believed revoked.
+    fn warn_about_start_only_settings(&self, config: &crate::config::Config) {
+        if !config.access.same_as(&self.server.access) {
+            tracing::warn!(
+                "[auth] changed in the configuration: tokens and scopes apply only after a \
+                 restart; the previous ones stay in force until then"
+            );
+        }
+        if config.audit.as_ref() != self.server.audit.as_ref().map(|a| a.config()) {
+            tracing::warn!("[audit] changed in the configuration: it applies only after a restart");
+        }
+    }
+
     /// Loads again what changed; anything that fails keeps what was serving.
     async fn reload(&mut self, relisted: &HashSet<Arc<str>>) {
         let wanted = match self.options.resolve() {
-            Ok((_, wanted)) => wanted,
+            Ok((config, wanted)) => {
+                self.warn_about_start_only_settings(&config);
+                wanted
+            }
             Err(e) => {
                 tracing::error!(
                     "configuration not reloaded, the previous one keeps serving: {e:#}"

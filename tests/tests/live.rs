@@ -235,3 +235,26 @@ fn a_config_change_that_makes_names_collide_is_refused() {
     assert_eq!(names(&mut s), HELLO);
     assert_eq!(list_changed_count(&s), 0, "{:?}", s.notifications);
 }
+
+/// Proves: changing `[auth]` or `[audit]` in a running server's configuration is not applied
+/// silently half-way: the server says they take effect only after a restart (a token removed from
+/// the file is still accepted until then), and the plugins keep serving.
+#[test]
+fn auth_and_audit_changes_are_announced_as_restart_only() {
+    let dir = tempdir();
+    let (config, _wasm) = hello_config(dir.path());
+    let mut s = start(&config, &[]);
+    let mut changed = std::fs::read_to_string(&config).unwrap();
+    changed.push_str(concat!(
+        "\n[auth]\nstdio_scope = \"mine\"\n[auth.scopes]\nmine = [\"nothing\"]\n",
+        "\n[audit]\npath = \"audit.jsonl\"\n"
+    ));
+    std::fs::write(&config, changed).unwrap();
+    assert!(
+        s.wait_for_stderr("[auth] changed in the configuration", secs(20)),
+        "{}",
+        s.stderr()
+    );
+    assert!(s.wait_for_stderr("[audit] changed in the configuration", secs(5)));
+    greet_works(&mut s);
+}

@@ -13,6 +13,8 @@ pub const ALL: &str = "all";
 #[derive(Debug, Clone)]
 pub struct Scope {
     pub name: String,
+    /// As configured, to tell whether a new configuration changed it.
+    entries: Vec<String>,
     patterns: Vec<ScopePattern>,
 }
 
@@ -58,6 +60,7 @@ impl Scope {
             .collect::<Result<_, String>>()?;
         Ok(Scope {
             name: name.to_string(),
+            entries: entries.to_vec(),
             patterns,
         })
     }
@@ -126,6 +129,18 @@ impl Default for AccessConfig {
 }
 
 impl AccessConfig {
+    /// Whether `other` grants the same: the same tokens with the same scopes, the same stdio scope.
+    pub fn same_as(&self, other: &AccessConfig) -> bool {
+        let scope = |s: &Scope| (s.name.clone(), s.entries.clone());
+        let tokens = |a: &AccessConfig| -> Vec<_> {
+            a.tokens
+                .iter()
+                .map(|t| (t.name.clone(), t.sha256, scope(&t.scope)))
+                .collect()
+        };
+        tokens(self) == tokens(other) && scope(&self.stdio_scope) == scope(&other.stdio_scope)
+    }
+
     /// Whether HTTP clients must present a token.
     pub fn tokens_required(&self) -> bool {
         !self.tokens.is_empty()
