@@ -352,15 +352,16 @@ impl Session {
             })
             .unwrap_or_default();
         let catalog = self.server.catalog();
-        let route = catalog
-            .completion_route(&target, &argument.0)
-            .map_err(RpcError::invalid_params)?;
+        // Scope first: a routing error ("has no argument") would reveal what is out of scope.
         if !self.completion_in_scope(&catalog, &target) {
             return Err(RpcError::invalid_params(match &target {
                 CompletionTarget::Prompt(name) => format!("unknown prompt: {name}"),
                 CompletionTarget::Resource(uri) => format!("unknown resource template: {uri}"),
             }));
         }
+        let route = catalog
+            .completion_route(&target, &argument.0)
+            .map_err(RpcError::invalid_params)?;
         let Some((plugin, own_target)) = route else {
             // Nothing completes this argument: no suggestions.
             return Ok(json!({ "completion": { "values": [], "total": 0, "hasMore": false } }));

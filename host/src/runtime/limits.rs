@@ -133,38 +133,26 @@ pub fn limit_hit(err: &wasmtime::Error, limits: &Limits) -> Option<LimitExceeded
     }
 }
 
-/// Why a call into a plugin did not return normally, in words for the tool's caller.
-pub fn describe_failure(err: &wasmtime::Error, limits: &Limits, stderr_tail: &str) -> String {
-    for cause in err.chain() {
-        if let Some(limit) = cause.downcast_ref::<LimitExceeded>() {
-            return limit.to_string();
+/// Why a call into a plugin did not return normally, in words for the tool's caller, when no
+/// limit stopped it (that is [`limit_hit`]'s to say).
+pub fn describe_failure(err: &wasmtime::Error, stderr_tail: &str) -> String {
+    let Some(trap) = err.downcast_ref::<Trap>() else {
+        return format!("failed: {err:#}");
+    };
+    match trap {
+        Trap::StackOverflow => "overflowed its stack (stack overflow)".to_string(),
+        Trap::UnreachableCodeReached => match panic_message(stderr_tail) {
+            Some(message) => format!("panicked: {message}"),
+            None => "panicked (it reached an `unreachable` instruction)".to_string(),
+        },
+        // Rust and C keep their stack in linear memory: overflowing it shows up as an
+        // out-of-bounds access rather than a wasm stack overflow.
+        Trap::MemoryOutOfBounds => {
+            "trapped on an out-of-bounds memory access (most often a stack overflow in the plugin)"
+                .to_string()
         }
+        other => format!("trapped: {other}"),
     }
-    if let Some(trap) = err.downcast_ref::<Trap>() {
-        return match trap {
-            Trap::OutOfFuel => LimitExceeded::Fuel {
-                per_call: limits.fuel_per_call,
-            }
-            .to_string(),
-            Trap::StackOverflow => "overflowed its stack (stack overflow)".to_string(),
-            Trap::UnreachableCodeReached => match panic_message(stderr_tail) {
-                Some(message) => format!("panicked: {message}"),
-                None => "panicked (it reached an `unreachable` instruction)".to_string(),
-            },
-            // Rust and C keep their stack in linear memory: overflowing it shows up as an
-            // out-of-bounds access rather than a wasm stack overflow.
-            Trap::MemoryOutOfBounds => {
-                "trapped on an out-of-bounds memory access (most often a stack overflow in the plugin)"
-                    .to_string()
-            }
-            Trap::Interrupt => LimitExceeded::Time {
-                limit_ms: limits.timeout_ms,
-            }
-            .to_string(),
-            other => format!("trapped: {other}"),
-        };
-    }
-    format!("failed: {err:#}")
 }
 
 /// The message of a Rust panic, from what the plugin last wrote to stderr.

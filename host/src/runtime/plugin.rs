@@ -434,7 +434,7 @@ impl Plugin {
                     tracing::warn!(plugin = &*self.name, "plugin stopped: {limit}");
                     return Err(CallError::Limit(self.name.clone(), limit));
                 }
-                let why = describe_failure(&err, &limits, &stderr_tail);
+                let why = describe_failure(&err, &stderr_tail);
                 tracing::warn!(plugin = &*self.name, "plugin stopped: {why}");
                 Err(CallError::Stopped(format!("plugin `{}` {why}", self.name)))
             }

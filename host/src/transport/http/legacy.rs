@@ -13,7 +13,7 @@ use futures_util::StreamExt as _;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use super::{AppState, accepts, check_request, http_error, lock, posted_message};
+use super::{AppState, check_stream_request, http_error, lock, posted_message};
 use crate::mcp::jsonrpc::INVALID_REQUEST;
 use crate::mcp::{Outgoing, Session};
 
@@ -24,17 +24,10 @@ pub(super) struct LegacySession {
 
 /// `GET /sse`
 pub(super) async fn open(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let identity = match check_request(&state, &headers) {
+    let identity = match check_stream_request(&state, &headers) {
         Ok(identity) => identity,
         Err(refused) => return refused,
     };
-    if !accepts(&headers, "text/event-stream") {
-        return http_error(
-            StatusCode::NOT_ACCEPTABLE,
-            INVALID_REQUEST,
-            "Accept must include text/event-stream",
-        );
-    }
     let id = match super::new_session_id() {
         Ok(id) => id,
         Err(response) => return response,

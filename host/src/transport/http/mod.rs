@@ -235,17 +235,10 @@ async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> 
 }
 
 async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let identity = match check_request(&state, &headers) {
+    let identity = match check_stream_request(&state, &headers) {
         Ok(identity) => identity,
         Err(refused) => return refused,
     };
-    if !accepts(&headers, "text/event-stream") {
-        return http_error(
-            StatusCode::NOT_ACCEPTABLE,
-            INVALID_REQUEST,
-            "GET opens an SSE stream: Accept must include text/event-stream",
-        );
-    }
     let http_session = match find_session(&state, &headers, &identity) {
         Ok(s) => s,
         Err(response) => return response,
@@ -352,6 +345,20 @@ fn check_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Resp
     guard::check_protocol_version(headers)
         .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why))?;
     auth::authenticate(&state.server, headers)
+}
+
+/// [`check_request`] for a GET that opens an SSE stream: the client must accept one (406).
+#[allow(clippy::result_large_err)]
+fn check_stream_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Response> {
+    let identity = check_request(state, headers)?;
+    if !accepts(headers, "text/event-stream") {
+        return Err(http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            INVALID_REQUEST,
+            "GET opens an SSE stream: Accept must include text/event-stream",
+        ));
+    }
+    Ok(identity)
 }
 
 #[allow(clippy::result_large_err)]
