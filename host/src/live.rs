@@ -72,19 +72,35 @@ pub fn start(
     Ok(tokio::spawn(live.run(events, relist, watch_requests)))
 }
 
+/// Plugins that said one of their lists changed, and which lists.
+#[derive(Default)]
+struct Relisted {
+    plugins: HashSet<Arc<str>>,
+    kinds: Vec<ListKind>,
+}
+
+impl Relisted {
+    fn add(&mut self, (plugin, kind): (Arc<str>, ListKind)) {
+        self.plugins.insert(plugin);
+        if !self.kinds.contains(&kind) {
+            self.kinds.push(kind);
+        }
+    }
+}
+
 impl Live {
     async fn run(
         mut self,
         mut events: mpsc::UnboundedReceiver<notify::Event>,
-        mut relist: mpsc::UnboundedReceiver<Arc<str>>,
+        mut relist: mpsc::UnboundedReceiver<(Arc<str>, ListKind)>,
         mut watch_requests: mpsc::UnboundedReceiver<PathBuf>,
     ) {
         loop {
             let mut batch = Vec::new();
-            let mut relisted = HashSet::new();
+            let mut relisted = Relisted::default();
             tokio::select! {
                 Some(event) = events.recv() => batch.push(event),
-                Some(plugin) = relist.recv() => { relisted.insert(plugin); }
+                Some(asked) = relist.recv() => relisted.add(asked),
                 Some(dir) = watch_requests.recv() => { self.watch(&dir, RecursiveMode::NonRecursive); continue; }
                 else => return,
             }
@@ -93,15 +109,15 @@ impl Live {
             while let Ok(event) = events.try_recv() {
                 batch.push(event);
             }
-            while let Ok(plugin) = relist.try_recv() {
-                relisted.insert(plugin);
+            while let Ok(asked) = relist.try_recv() {
+                relisted.add(asked);
             }
             self.handle(batch, relisted).await;
         }
     }
 
-    async fn handle(&mut self, batch: Vec<notify::Event>, relisted: HashSet<Arc<str>>) {
-        let mut reload = !relisted.is_empty();
+    async fn handle(&mut self, batch: Vec<notify::Event>, relisted: Relisted) {
+        let mut reload = !relisted.plugins.is_empty();
         let mut resources_listed_changed = false;
         let mut changed_files = HashSet::new();
         for event in &batch {
@@ -155,7 +171,7 @@ impl Live {
     }
 
     /// Loads again what changed; anything that fails keeps what was serving.
-    async fn reload(&mut self, relisted: &HashSet<Arc<str>>) {
+    async fn reload(&mut self, relisted: &Relisted) {
         let wanted = match self.options.resolve() {
             Ok((config, wanted)) => {
                 self.warn_about_start_only_settings(&config);
@@ -173,7 +189,8 @@ impl Live {
             let current = self.plugins.iter().find(|p| *p.name == *config.name);
             if let Some(current) = current {
                 let same_file = file_sha256(&config.path).is_some_and(|h| h == current.wasm_sha256);
-                if current.config == config && same_file && !relisted.contains(&current.name) {
+                if current.config == config && same_file && !relisted.plugins.contains(&current.name)
+                {
                     plugins.push(current.clone());
                     continue;
                 }
@@ -207,7 +224,7 @@ impl Live {
                     prompts = catalog.prompts().len(),
                     "reloaded"
                 );
-                self.server.replace_catalog(catalog);
+                self.server.replace_catalog(catalog, &relisted.kinds);
                 self.plugins = plugins;
                 self.update_watches();
             }

@@ -9,7 +9,8 @@ use clap::{Parser, Subcommand};
 
 use palisade::catalog::Catalog;
 use palisade::live;
-use palisade::mcp::Server;
+use palisade::mcp::request_state::StateKey;
+use palisade::mcp::{Server, StateSettings};
 use palisade::runtime::sandbox::Root;
 use palisade::runtime::{CompileCache, Runtime, inspect};
 use palisade::setup::{self, ServeOptions};
@@ -43,7 +44,11 @@ enum Command {
     },
     /// Make a new random bearer token for [[auth.tokens]]: prints the token (give it to the
     /// client) and its SHA-256 (put that in the configuration).
-    Token,
+    Token {
+        /// Print only the token: a secret for a file, such as `request_state_key_file`.
+        #[arg(long)]
+        bare: bool,
+    },
 }
 
 #[derive(clap::Args)]
@@ -112,8 +117,12 @@ fn main() -> ExitCode {
                 print!("{}", inspect(&runtime, config).await?);
                 Ok(())
             }
-            Command::Token => {
+            Command::Token { bare } => {
                 let token = setup::new_token()?;
+                if bare {
+                    println!("{token}");
+                    return Ok(());
+                }
                 println!("token:  {token}");
                 println!(
                     "sha256: {}",
@@ -172,12 +181,26 @@ async fn serve(args: ServeArgs) -> Result<()> {
         .clone()
         .map(palisade::audit::AuditLog::open)
         .transpose()?;
+    let request_state = StateSettings {
+        key: match &config.request_state.key_file {
+            Some(file) => {
+                let secret = std::fs::read_to_string(file).with_context(|| {
+                    format!("cannot read the request state key file {}", file.display())
+                })?;
+                StateKey::from_secret(&secret)
+                    .with_context(|| format!("request state key file {}", file.display()))?
+            }
+            None => StateKey::random()?,
+        },
+        ttl: config.request_state.ttl,
+    };
     let server = Server::new(
         catalog,
         config.page_size,
         roots,
         config.access.clone(),
         audit,
+        request_state,
     );
     if config.watch {
         // Serving matters more than reloading: without a watcher, say so and go on.

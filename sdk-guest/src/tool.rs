@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::bindings::exports::palisade::plugin::tools as wit;
 use crate::result::{IntoToolResult, ToolResult};
-use crate::schema;
+use crate::schema::{self, HeaderMark};
 use crate::types::Icon;
 
 /// The argument type of a tool that takes no arguments (its schema is an empty object).
@@ -52,6 +52,7 @@ pub struct Tool {
     // Schemas are built only when the host lists the tools, not on every call.
     input_schema: fn() -> Value,
     output_schema: fn() -> Option<Value>,
+    header_marks: Vec<HeaderMark>,
     handler: Handler,
 }
 
@@ -75,6 +76,7 @@ impl Tool {
             meta: None,
             input_schema: schema::input_schema::<A>,
             output_schema: R::output_schema,
+            header_marks: Vec::new(),
             handler: Box::new(move |arguments| match parse_arguments::<A>(arguments) {
                 Ok(args) => handler(args).into_tool_result(),
                 Err(message) => ToolResult::error(message),
@@ -103,6 +105,56 @@ impl Tool {
     /// object. Use it when the tool builds its [`ToolResult::structured_content`] by hand.
     pub fn output_schema<T: JsonSchema>(mut self) -> Self {
         self.output_schema = || Some(schema::output_schema::<T>());
+        self
+    }
+
+    /// Mirrors the argument `param` into the HTTP header `Mcp-Param-{header}` (MCP 2026-07-28,
+    /// `x-mcp-header`): clients calling over HTTP send its value there too, so load balancers
+    /// and gateways can route on it without reading the body. The host checks that header and
+    /// body agree.
+    ///
+    /// `param` names a property of the argument struct (`"region"`, as serialized, so after any
+    /// `#[serde(rename)]`), or a property of a nested one as a dotted path (`"target.region"`;
+    /// the nested type needs `#[schemars(inline)]`, since MCP does not follow `$ref`). A name
+    /// with a dot in it can only be marked on the field, as below. The parameter's type must be
+    /// a string, an integer or a boolean: not a float, not an `Option` (its schema allows null;
+    /// use `#[serde(default)]` with a plain type instead). `header` is an HTTP field name
+    /// (letters, digits, `-` and the like), unique within the tool regardless of case.
+    ///
+    /// A `mirror_header` that breaks these rules panics when the host lists the tools, with a
+    /// message saying why (clients would drop the tool).
+    ///
+    /// The same marking can be written on the field itself:
+    /// `#[schemars(extend("x-mcp-header" = "Region"))]`. The SDK passes such markings on as they
+    /// are; the host checks them when it loads the plugin and leaves out, with a warning, a tool
+    /// whose markings break the rules.
+    ///
+    /// ```
+    /// use palisade_sdk::Tool;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Query {
+    ///     /// Where to run the query.
+    ///     region: String,
+    ///     /// Sent as `Mcp-Param-Tenant`, marked on the field.
+    ///     #[schemars(extend("x-mcp-header" = "Tenant"))]
+    ///     tenant: String,
+    ///     sql: String,
+    /// }
+    ///
+    /// fn query(q: Query) -> String {
+    ///     format!("{} in {} for {}", q.sql, q.region, q.tenant)
+    /// }
+    ///
+    /// let tool = Tool::new("query", query)
+    ///     .description("Run a query")
+    ///     .mirror_header("region", "Region");
+    /// ```
+    pub fn mirror_header(mut self, param: impl Into<String>, header: impl Into<String>) -> Self {
+        self.header_marks.push(HeaderMark {
+            path: param.into(),
+            header: header.into(),
+        });
         self
     }
 
@@ -143,18 +195,28 @@ impl Tool {
         (self.handler)(arguments)
     }
 
-    /// The tool's description for the host, schemas included.
+    /// The tool's description for the host, schemas included. Panics on header markings that
+    /// break MCP's rules (see [`Tool::mirror_header`]).
     pub(crate) fn to_wit(&self) -> wit::Tool {
         wit::Tool {
             name: self.name.clone(),
             title: self.title.clone(),
             description: self.description.clone(),
-            input_schema: (self.input_schema)().to_string(),
+            input_schema: self.input_schema().to_string(),
             output_schema: (self.output_schema)().map(|s| s.to_string()),
             annotations: self.annotations.clone(),
             icons: self.icons.clone(),
             meta: self.meta.as_ref().map(Value::to_string),
         }
+    }
+
+    /// The input schema, with the header markings added and checked.
+    fn input_schema(&self) -> Value {
+        let mut schema = (self.input_schema)();
+        if let Err(why) = schema::mirror_headers(&mut schema, &self.header_marks) {
+            panic!("tool `{}`: {why}", self.name);
+        }
+        schema
     }
 
     fn hint(mut self, set: impl FnOnce(&mut wit::ToolAnnotations)) -> Self {
@@ -251,6 +313,46 @@ mod tests {
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["properties"], serde_json::json!({}));
         assert!(listed.output_schema.is_none());
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Routed {
+        region: String,
+        score: f64,
+    }
+
+    #[test]
+    fn mirror_header_marks_the_listed_schema() {
+        let listed = Tool::new("route", |_: Routed| "ok")
+            .mirror_header("region", "Region")
+            .to_wit();
+        let schema: Value = serde_json::from_str(&listed.input_schema).expect("json");
+        assert_eq!(schema["properties"]["region"]["x-mcp-header"], "Region");
+        assert_eq!(schema["properties"]["region"]["type"], "string");
+        assert!(schema["properties"]["score"].get("x-mcp-header").is_none());
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "tool `route`: cannot mirror `zone` into a header: the input \
+                    schema has no property `zone`"
+    )]
+    fn mirror_header_of_a_missing_parameter_panics_when_listed() {
+        // Building the tool is fine: schemas are only made when the host lists the tools.
+        let tool = Tool::new("route", |_: Routed| "ok").mirror_header("zone", "Zone");
+        tool.to_wit();
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "tool `route`: cannot mirror `score` into a header: its type is \
+                    \"number\", not one of string, integer, boolean"
+    )]
+    fn mirror_header_of_a_number_panics_when_listed() {
+        Tool::new("route", |_: Routed| "ok")
+            .mirror_header("score", "Score")
+            .to_wit();
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod page;
 mod prompts;
 mod resources;
+pub mod header_params;
 mod tools;
 pub mod uri_template;
 

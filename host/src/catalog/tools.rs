@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::Backend;
+use super::header_params::{HeaderParam, header_params};
 use crate::runtime::bindings::tools;
 
 /// Longest public name some clients accept.
@@ -20,6 +21,8 @@ pub struct CatalogTool {
     pub input_schema: Map<String, Value>,
     /// `tool.output_schema`, parsed.
     pub output_schema: Option<Map<String, Value>>,
+    /// Parameters the plugin marked with `x-mcp-header`.
+    pub header_params: Vec<HeaderParam>,
     validator: jsonschema::Validator,
 }
 
@@ -60,6 +63,7 @@ pub(super) fn catalog_tool(
     if input_schema.get("type") != Some(&Value::String("object".into())) {
         return Err("input schema: must have \"type\": \"object\"".into());
     }
+    let header_params = header_params(&input_schema).map_err(|e| format!("input schema: {e}"))?;
     let output_schema = tool
         .output_schema
         .as_deref()
@@ -77,6 +81,7 @@ pub(super) fn catalog_tool(
         tool,
         input_schema,
         output_schema,
+        header_params,
         validator,
     })
 }

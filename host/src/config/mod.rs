@@ -105,9 +105,34 @@ pub struct ServerSection {
     pub roots: Vec<PathBuf>,
     /// Reload plugins and this file when they change (default true).
     pub watch: Option<bool>,
+    /// A file holding the secret `requestState` is signed with (2026-07-28 multi round-trip
+    /// requests), relative to this file; every process behind one load balancer needs the same.
+    pub request_state_key_file: Option<PathBuf>,
+    /// How long a client may take to answer input requests, in seconds (default 1800).
+    pub request_state_ttl_s: Option<u64>,
     #[serde(default)]
     pub http: HttpSection,
 }
+
+/// How `requestState` is signed and how long it lasts, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestStateConfig {
+    /// The shared secret's file; `None`: a random key of this process.
+    pub key_file: Option<PathBuf>,
+    pub ttl: std::time::Duration,
+}
+
+impl Default for RequestStateConfig {
+    fn default() -> Self {
+        RequestStateConfig {
+            key_file: None,
+            ttl: std::time::Duration::from_secs(DEFAULT_REQUEST_STATE_TTL_S),
+        }
+    }
+}
+
+/// How long a client may take to answer input requests by default: people answer them.
+const DEFAULT_REQUEST_STATE_TTL_S: u64 = 1800;
 
 /// `[server.http]`: MCP over HTTP instead of stdio.
 #[derive(Debug, Default, Deserialize)]
@@ -372,6 +397,7 @@ pub struct Config {
     pub plugins: Vec<PluginConfig>,
     pub access: AccessConfig,
     pub audit: Option<AuditConfig>,
+    pub request_state: RequestStateConfig,
 }
 
 impl Default for Config {
@@ -385,6 +411,7 @@ impl Default for Config {
             plugins: Vec::new(),
             access: AccessConfig::default(),
             audit: None,
+            request_state: RequestStateConfig::default(),
         }
     }
 }
@@ -434,6 +461,20 @@ impl Config {
             )));
         }
         let cache_dir = file.server.cache_dir.map(|d| base.join(d));
+        let ttl = file
+            .server
+            .request_state_ttl_s
+            .unwrap_or(DEFAULT_REQUEST_STATE_TTL_S);
+        if !(1..=86_400).contains(&ttl) {
+            return Err(ConfigError(format!(
+                "{}: [server] request_state_ttl_s = {ttl} is out of range\nhow to fix: use a number of seconds from 1 to 86400",
+                path.display()
+            )));
+        }
+        let request_state = RequestStateConfig {
+            key_file: file.server.request_state_key_file.map(|f| base.join(f)),
+            ttl: std::time::Duration::from_secs(ttl),
+        };
         let roots: Vec<PathBuf> = file.server.roots.iter().map(|r| base.join(r)).collect();
         let http_section = &file.server.http;
         let defaults = HttpConfig::default();
@@ -593,6 +634,7 @@ impl Config {
                 .map(|a| resolve_audit(a, base))
                 .transpose()
                 .map_err(|why| ConfigError(format!("{}: [audit] {why}", path.display())))?,
+            request_state,
         })
     }
 }

@@ -1,5 +1,8 @@
-//! Requests plugins make of the client: elicitation (`elicitation/create`) and sampling
-//! (`sampling/createMessage`), sent only when the client declared it can answer them.
+//! Requests plugins make of the client: elicitation (`elicitation/create`), sampling
+//! (`sampling/createMessage`) and its roots (`roots/list`), shaped for the client's revision and
+//! put only to a client that declared it can answer them. Initialize-based sessions send them at
+//! once ([`SessionClient`]); the stateless revision returns them as input requests
+//! (`super::input_round`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,20 +14,96 @@ use serde_json::{Map, Value, json};
 use super::version::ProtocolVersion as V;
 use super::{Session, wire};
 use crate::runtime::bindings::host::{
-    ElicitationAction, ElicitationRequest, ElicitationResponse, SamplingRequest, SamplingResponse,
+    AskError, ClientRoot, ElicitationAction, ElicitationRequest, ElicitationResponse,
+    InputRequest, InputResponse, SamplingRequest, SamplingResponse,
 };
 use crate::runtime::bindings::types::{
     ContentBlock, EmbeddedResource, MediaContent, ResourceBody, ResourceContents, ResourceLink,
     Role, TextContent,
 };
-use crate::runtime::{ClientAnswer, ClientChannel};
+use crate::runtime::{ClientChannel, PendingAnswers};
 
 /// How long a person may take to answer an elicitation (the call's own time limit also applies).
 const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long the client's model may take to sample.
 const SAMPLING_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long the client may take to list its roots.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The session, as the client a plugin call may ask.
+/// What the client of one request can be asked: its revision and declared capabilities.
+pub(super) struct ClientView<'a> {
+    pub version: V,
+    pub capabilities: &'a Value,
+}
+
+/// Why a request cannot be put to the client.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Unaskable {
+    /// The client did not declare this capability (`sampling`, `elicitation`, `roots`).
+    Missing(&'static str),
+    /// The plugin's request is malformed, or the revision cannot carry it.
+    Invalid(String),
+}
+
+impl std::fmt::Display for Unaskable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unaskable::Missing(capability) => write!(
+                f,
+                "the client cannot be asked: it did not declare the {capability} capability"
+            ),
+            Unaskable::Invalid(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<String> for Unaskable {
+    fn from(why: String) -> Unaskable {
+        Unaskable::Invalid(why)
+    }
+}
+
+impl From<&str> for Unaskable {
+    fn from(why: &str) -> Unaskable {
+        Unaskable::Invalid(why.into())
+    }
+}
+
+/// An input request as the client receives it: its method and params.
+pub(super) fn input_request(
+    client: &ClientView<'_>,
+    request: InputRequest,
+) -> Result<(&'static str, Value), Unaskable> {
+    match request {
+        InputRequest::Elicit(r) => Ok(("elicitation/create", client.elicitation_params(r)?)),
+        InputRequest::Sample(r) => Ok(("sampling/createMessage", client.sampling_params(r)?)),
+        InputRequest::ListRoots => {
+            client.capability("roots").ok_or(Unaskable::Missing("roots"))?;
+            Ok(("roots/list", json!({})))
+        }
+    }
+}
+
+/// The client's answer to an input request of `method`, for the plugin.
+pub(super) fn input_response(method: &str, answer: Value) -> Result<InputResponse, String> {
+    match method {
+        "elicitation/create" => parse_elicitation(&answer).map(InputResponse::Elicit),
+        "sampling/createMessage" => parse_sampling(answer).map(InputResponse::Sample),
+        _ => parse_roots(&answer).map(InputResponse::ListRoots),
+    }
+}
+
+/// How long the client may take to answer `method`.
+fn answer_timeout(method: &str) -> Duration {
+    match method {
+        "elicitation/create" => ELICITATION_TIMEOUT,
+        "sampling/createMessage" => SAMPLING_TIMEOUT,
+        _ => ROOTS_TIMEOUT,
+    }
+}
+
+/// The session, as the client a plugin call may ask (the initialize-based revisions): requests go
+/// to the client at once, on the call's request stream.
 pub(super) struct SessionClient {
     pub(super) session: Arc<Session>,
     /// The client's request the call serves.
@@ -32,63 +111,53 @@ pub(super) struct SessionClient {
 }
 
 impl ClientChannel for SessionClient {
-    fn elicit(&self, request: ElicitationRequest) -> ClientAnswer<ElicitationResponse> {
-        let params = self.session.elicitation_params(request);
-        self.ask("elicitation/create", params, ELICITATION_TIMEOUT, |r| {
-            parse_elicitation(&r)
-        })
-    }
-
-    fn sample(&self, request: SamplingRequest) -> ClientAnswer<SamplingResponse> {
-        let params = self.session.sampling_params(request);
-        self.ask(
-            "sampling/createMessage",
-            params,
-            SAMPLING_TIMEOUT,
-            parse_sampling,
-        )
-    }
-}
-
-impl SessionClient {
-    /// Sends `method` with `params` (or the reason there are none) on the call's request, and
-    /// parses the client's answer.
-    fn ask<T: 'static>(
-        &self,
-        method: &'static str,
-        params: Result<Value, String>,
-        timeout: Duration,
-        parse: fn(Value) -> Result<T, String>,
-    ) -> ClientAnswer<T> {
+    fn ask(&self, requests: Vec<(String, InputRequest)>) -> PendingAnswers {
         let (session, related) = (self.session.clone(), self.related.clone());
         Box::pin(async move {
-            let result = session
-                .ask_client(method, params?, timeout, Some(&related))
-                .await?;
-            parse(result)
+            let version = session.version();
+            let capabilities = session.client_capabilities.get().cloned().unwrap_or_default();
+            let asked = requests.into_iter().map(|(key, request)| {
+                let shaped = match version {
+                    Some(version) => input_request(
+                        &ClientView { version, capabilities: &capabilities },
+                        request,
+                    )
+                    .map_err(|e| e.to_string()),
+                    None => Err("the session is not initialized".to_string()),
+                };
+                let (session, related) = (session.clone(), related.clone());
+                async move {
+                    let answer = async {
+                        let (method, params) = shaped?;
+                        let result = session
+                            .ask_client(method, params, answer_timeout(method), Some(&related))
+                            .await?;
+                        input_response(method, result)
+                    };
+                    (key, answer.await.map_err(AskError::Failed))
+                }
+            });
+            futures_util::future::join_all(asked).await
         })
     }
 }
 
-impl Session {
+impl ClientView<'_> {
     /// The client's declared capability `name`, if any.
-    fn client_capability(&self, name: &str) -> Option<&Value> {
-        self.client_capabilities
-            .get()?
-            .get(name)
-            .filter(|c| c.is_object())
+    fn capability(&self, name: &str) -> Option<&Value> {
+        self.capabilities.get(name).filter(|c| c.is_object())
     }
 
-    fn elicitation_params(&self, request: ElicitationRequest) -> Result<Value, String> {
-        let version = self.version().ok_or("the session is not initialized")?;
+    fn elicitation_params(&self, request: ElicitationRequest) -> Result<Value, Unaskable> {
+        let version = self.version;
         if version < V::V2025_06_18 {
-            return Err(format!(
+            return Err(Unaskable::Invalid(format!(
                 "protocol {version} has no elicitation (2025-06-18 added it)"
-            ));
+            )));
         }
         let capability = self
-            .client_capability("elicitation")
-            .ok_or("the client cannot be asked: it did not declare the elicitation capability")?;
+            .capability("elicitation")
+            .ok_or(Unaskable::Missing("elicitation"))?;
         match request {
             ElicitationRequest::Form(form) => {
                 // An empty `elicitation` object means form mode (2025-11-25 added `form`/`url`).
@@ -101,26 +170,30 @@ impl Session {
                 if !schema.is_object() {
                     return Err("requested-schema must be a JSON object".into());
                 }
-                Ok(json!({ "message": form.message, "requestedSchema": schema }))
+                let mut params = json!({ "message": form.message, "requestedSchema": schema });
+                if version.is_modern() {
+                    params["mode"] = "form".into();
+                }
+                Ok(params)
             }
             ElicitationRequest::Url(url) => {
                 if version < V::V2025_11_25 || capability.get("url").is_none() {
                     return Err("the client does not support URL-mode elicitation".into());
                 }
-                Ok(json!({
-                    "mode": "url",
-                    "message": url.message,
-                    "url": url.url,
-                    "elicitationId": url.elicitation_id,
-                }))
+                let mut params = json!({ "mode": "url", "message": url.message, "url": url.url });
+                // 2026-07-28 dropped the id: the retry itself says the interaction ended.
+                if !version.is_modern() {
+                    params["elicitationId"] = url.elicitation_id.into();
+                }
+                Ok(params)
             }
         }
     }
 
-    fn sampling_params(&self, request: SamplingRequest) -> Result<Value, String> {
-        let version = self.version().ok_or("the session is not initialized")?;
-        self.client_capability("sampling")
-            .ok_or("the client cannot be asked: it did not declare the sampling capability")?;
+    fn sampling_params(&self, request: SamplingRequest) -> Result<Value, Unaskable> {
+        let version = self.version;
+        self.capability("sampling")
+            .ok_or(Unaskable::Missing("sampling"))?;
         let mut messages = Vec::new();
         for message in &request.messages {
             let mut content: Vec<Value> = message
@@ -132,9 +205,9 @@ impl Session {
                 1 => content.remove(0),
                 _ if version >= V::V2025_11_25 => Value::Array(content),
                 n => {
-                    return Err(format!(
+                    return Err(Unaskable::Invalid(format!(
                         "protocol {version} allows exactly one content block per sampling message, not {n}"
-                    ));
+                    )));
                 }
             };
             messages.push(json!({ "role": wire::role(message.role), "content": content }));
@@ -162,6 +235,25 @@ impl Session {
         }
         Ok(Value::Object(params))
     }
+}
+
+fn parse_roots(result: &Value) -> Result<Vec<ClientRoot>, String> {
+    let list = result
+        .get("roots")
+        .and_then(Value::as_array)
+        .ok_or("the client's roots answer has no `roots` array")?;
+    list.iter()
+        .map(|root| {
+            let uri = root
+                .get("uri")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("a root without a `uri`: {root}"))?;
+            Ok(ClientRoot {
+                uri: uri.to_string(),
+                name: root.get("name").and_then(Value::as_str).map(String::from),
+            })
+        })
+        .collect()
 }
 
 fn parse_elicitation(result: &Value) -> Result<ElicitationResponse, String> {

@@ -20,7 +20,10 @@ use super::{Session, wire};
 use crate::audit::AuditRecord;
 use crate::catalog::{Backend, Catalog, CompletionTarget};
 use crate::config::RootsAccess;
-use crate::runtime::bindings::host::{ElicitationAction, ElicitationRequest, FormElicitation};
+use super::stateless::ModernCall;
+use crate::runtime::bindings::host::{
+    AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
+};
 use crate::runtime::bindings::types::ErrorCode;
 use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, LimitExceeded, Plugin};
 
@@ -32,12 +35,14 @@ impl Session {
         method: &str,
         params: Map<String, Value>,
         cancelled: CancellationToken,
+        modern: Option<&ModernCall>,
     ) -> Result<Value, RpcError> {
         let call = Call {
             id,
             params: &params,
             version,
             cancelled,
+            modern,
         };
         match method {
             "ping" => Ok(json!({})),
@@ -104,6 +109,7 @@ impl Session {
                     .is_some_and(|t| t.confirm);
                 if confirm && let Err((outcome, why)) = self.confirm(&call, name, &arguments).await
                 {
+                    let outcome = if call.awaiting_input() { "input-required" } else { outcome };
                     audit.finish(outcome, Some(&why));
                     return Ok(wire::call_error(&why));
                 }
@@ -117,6 +123,11 @@ impl Session {
             }
             Backend::Native(run) => Ok(run(&arguments)),
         };
+        if call.awaiting_input() {
+            // An attempt that asked the client: the client's retry is the call that counts.
+            audit.finish("input-required", None);
+            return Ok(wire::call_error("awaiting the client's input"));
+        }
         match result {
             Ok(result) => {
                 audit.finish(if result.is_error { "tool-error" } else { "ok" }, None);
@@ -172,23 +183,44 @@ impl Session {
             ),
             requested_schema: r#"{"type":"object","properties":{}}"#.into(),
         });
-        let client = SessionClient {
-            session: self.clone(),
-            related: call.id.clone(),
-        };
-        match client.elicit(request).await {
-            Ok(answer) if answer.action == ElicitationAction::Accept => Ok(()),
-            Ok(_) => Err((
+        let answer = self
+            .client_channel(call)
+            .ask(vec![(CONFIRM_KEY.into(), InputRequest::Elicit(request))])
+            .await
+            .pop()
+            .map(|(_, answer)| answer);
+        match answer {
+            Some(Ok(InputResponse::Elicit(answer))) if answer.action == ElicitationAction::Accept => {
+                Ok(())
+            }
+            Some(Ok(_)) => Err((
                 "declined",
                 format!("the user declined to run `{name}`; it did not run"),
             )),
-            Err(why) => Err((
+            Some(Err(AskError::AwaitingAnswer)) => Err((
+                "input-required",
+                "awaiting the user's confirmation".to_string(),
+            )),
+            Some(Err(AskError::Failed(why))) => Err((
                 "not-confirmed",
                 format!(
                     "`{name}` runs only after the user confirms it (confirm = true in the server's \
                      configuration), and this client cannot be asked: {why}. It did not run."
                 ),
             )),
+            None => Err(("not-confirmed", format!("no confirmation for `{name}`; it did not run"))),
+        }
+    }
+
+    /// Whom a plugin call's questions go to: the client at once (initialize-based sessions), or
+    /// the input requests of this attempt (2026-07-28).
+    fn client_channel(self: &Arc<Self>, call: &Call<'_>) -> Arc<dyn ClientChannel> {
+        match call.modern.and_then(|m| m.round.clone()) {
+            Some(round) => round,
+            None => Arc::new(SessionClient {
+                session: self.clone(),
+                related: call.id.clone(),
+            }),
         }
     }
 
@@ -235,9 +267,14 @@ impl Session {
 
     async fn read_resource(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
         let uri = string_param(call.params, "uri")?;
+        // 2026-07-28 made it invalid params, as JSON-RPC has it.
+        let code = if call.version.is_modern() {
+            INVALID_PARAMS
+        } else {
+            RESOURCE_NOT_FOUND
+        };
         let not_found = || {
-            RpcError::new(RESOURCE_NOT_FOUND, format!("resource not found: {uri}"))
-                .with_data(json!({ "uri": uri }))
+            RpcError::new(code, format!("resource not found: {uri}")).with_data(json!({ "uri": uri }))
         };
         let catalog = self.server.catalog();
         let plugin = catalog
@@ -417,8 +454,16 @@ impl Session {
     ) -> Result<R, CallError> {
         let roots = if plugin.config.roots == RootsAccess::None {
             Arc::new(Vec::new())
+        } else if call.modern.is_some() {
+            // 2026-07-28 deprecates client roots and has no session to keep them in: a
+            // stateless request gets the roots the server was configured with.
+            self.server.roots.clone()
         } else {
             self.current_roots().await
+        };
+        let log_level = match call.modern {
+            Some(modern) => modern.meta.log_level,
+            None => Some(*self.log_level.lock().unwrap_or_else(|e| e.into_inner())),
         };
         let progress_token = call
             .params
@@ -434,15 +479,13 @@ impl Session {
             call.id.clone(),
             rx,
             call.version,
+            log_level,
         ));
         let ctx = CallContext {
             cancelled: call.cancelled.clone(),
             roots,
             events: Some(events),
-            client: Some(Arc::new(SessionClient {
-                session: self.clone(),
-                related: call.id.clone(),
-            })),
+            client: Some(self.client_channel(call)),
             caller: Some(self.caller.clone()),
             stats: Default::default(),
         };
@@ -509,7 +552,21 @@ struct Call<'a> {
     params: &'a Map<String, Value>,
     version: ProtocolVersion,
     cancelled: CancellationToken,
+    /// For a stateless request: its metadata and input round.
+    modern: Option<&'a ModernCall>,
 }
+
+impl Call<'_> {
+    /// Whether the plugin asked the client something this attempt has no answer to.
+    fn awaiting_input(&self) -> bool {
+        self.modern
+            .and_then(|m| m.round.as_ref())
+            .is_some_and(|r| r.awaiting())
+    }
+}
+
+/// The key of the operator's confirmation (`confirm = true`) among a call's input requests.
+const CONFIRM_KEY: &str = "palisade/confirm";
 
 fn string_param<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str, RpcError> {
     params

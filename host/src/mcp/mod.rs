@@ -1,12 +1,16 @@
 //! The Model Context Protocol: JSON-RPC framing, revisions, sessions and the wire shapes of results.
 
 mod client_requests;
+mod input_round;
 pub mod jsonrpc;
 mod lists;
 mod methods;
+pub mod modern;
 mod plugin_events;
+pub mod request_state;
 pub mod roots;
 pub mod session;
+mod stateless;
 pub mod version;
 pub mod wire;
 
@@ -24,6 +28,7 @@ use crate::runtime::bindings::host::ListKind;
 use crate::runtime::sandbox::Root;
 use version::ProtocolVersion;
 
+pub use input_round::StateSettings;
 pub use session::{Outbox, Outgoing, Reply, Session};
 
 /// Something every session may have to tell its client.
@@ -35,8 +40,8 @@ pub enum Change {
 
 /// How the server reaches the live reloader.
 pub struct LiveHooks {
-    /// Plugins that asked to be listed again.
-    pub relist: mpsc::UnboundedSender<Arc<str>>,
+    /// Plugins that asked to be listed again, and the list they said changed.
+    pub relist: mpsc::UnboundedSender<(Arc<str>, ListKind)>,
     /// Directories with files behind resources, to watch.
     pub watch: mpsc::UnboundedSender<PathBuf>,
 }
@@ -57,6 +62,8 @@ pub struct Server {
     pub access: AccessConfig,
     /// Where every tool call is recorded, when configured.
     pub audit: Option<AuditLog>,
+    /// How `requestState` is signed (2026-07-28 multi round-trip requests).
+    pub request_state: StateSettings,
 }
 
 impl Server {
@@ -66,10 +73,12 @@ impl Server {
         roots: Vec<Root>,
         access: AccessConfig,
         audit: Option<AuditLog>,
+        request_state: StateSettings,
     ) -> Arc<Server> {
         Arc::new(Server {
             access,
             audit,
+            request_state,
             catalog: RwLock::new(Arc::new(catalog)),
             page_size,
             roots: Arc::new(roots),
@@ -87,14 +96,21 @@ impl Server {
             .clone()
     }
 
-    /// Serves `catalog` from now on, and tells clients which lists changed.
-    pub fn replace_catalog(&self, catalog: Catalog) {
+    /// Serves `catalog` from now on, and tells clients which lists changed: those that differ,
+    /// and those plugins said changed (`announced`; their clients may know more than we see).
+    pub fn replace_catalog(&self, catalog: Catalog, announced: &[ListKind]) {
         let old = std::mem::replace(
             &mut *self.catalog.write().unwrap_or_else(|e| e.into_inner()),
             Arc::new(catalog),
         );
         let new = self.catalog();
-        for kind in lists::changed_lists(&old, &new) {
+        let mut changed = lists::changed_lists(&old, &new);
+        for kind in announced {
+            if !changed.contains(kind) {
+                changed.push(*kind);
+            }
+        }
+        for kind in changed {
             self.announce(Change::ListChanged(kind));
         }
     }
@@ -115,10 +131,10 @@ impl Server {
         *self.live.write().unwrap_or_else(|e| e.into_inner()) = Some(hooks);
     }
 
-    fn request_relist(&self, plugin: Arc<str>) {
+    fn request_relist(&self, plugin: Arc<str>, kind: ListKind) {
         match &*self.live.read().unwrap_or_else(|e| e.into_inner()) {
             Some(live) => {
-                let _ = live.relist.send(plugin);
+                let _ = live.relist.send((plugin, kind));
             }
             None => tracing::debug!(%plugin, "list change ignored: live reload is off"),
         }
@@ -154,6 +170,20 @@ impl Server {
     }
 
     fn initialize_result(&self, version: ProtocolVersion) -> Value {
+        let mut server_info = json!({ "name": "palisade", "version": env!("CARGO_PKG_VERSION") });
+        if version >= ProtocolVersion::V2025_06_18 {
+            server_info["title"] = "Palisade".into();
+        }
+        json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": self.capabilities(version),
+            "serverInfo": server_info,
+            "instructions": INSTRUCTIONS,
+        })
+    }
+
+    /// What this server offers a client of `version`.
+    fn capabilities(&self, version: ProtocolVersion) -> Map<String, Value> {
         let catalog = self.catalog();
         let mut capabilities = Map::new();
         // Lists can change while the server runs: plugins and the configuration are reloaded.
@@ -173,17 +203,11 @@ impl Server {
             capabilities.insert("completions".into(), json!({}));
         }
         capabilities.insert("logging".into(), json!({}));
-        let mut server_info = json!({ "name": "palisade", "version": env!("CARGO_PKG_VERSION") });
-        if version >= ProtocolVersion::V2025_06_18 {
-            server_info["title"] = "Palisade".into();
-        }
-        json!({
-            "protocolVersion": version.as_str(),
-            "capabilities": capabilities,
-            "serverInfo": server_info,
-            "instructions": "Tools, resources and prompts from sandboxed WebAssembly plugins. Tool \
-                             and prompt names start with the plugin's name; a tool that hits a \
-                             limit reports which one.",
-        })
+        capabilities
     }
 }
+
+/// Guidance for the model, in `initialize` and `server/discover` results.
+const INSTRUCTIONS: &str = "Tools, resources and prompts from sandboxed WebAssembly plugins. Tool \
+                            and prompt names start with the plugin's name; a tool that hits a \
+                            limit reports which one.";

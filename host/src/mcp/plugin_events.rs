@@ -30,6 +30,7 @@ pub(super) async fn forward(
     request: Value,
     mut events: mpsc::UnboundedReceiver<PluginEvent>,
     version: ProtocolVersion,
+    log_level: Option<LogLevel>,
 ) {
     let mut progress = ProgressFilter::default();
     while let Some(event) = events.recv().await {
@@ -49,7 +50,10 @@ pub(super) async fn forward(
                 }
             }
             PluginEvent::Log { level, message } => {
-                session.plugin_log(&plugin.name, level, message, &request)
+                // No level asked for (a stateless request without one): no log messages.
+                if let Some(threshold) = log_level {
+                    session.plugin_log(&plugin.name, level, threshold, message, &request)
+                }
             }
             PluginEvent::ResourceUpdated(uri) => {
                 // A plugin speaks only for the resources it serves.
@@ -68,7 +72,9 @@ pub(super) async fn forward(
                 .server
                 .announce(Change::ListChanged(ListKind::Resources)),
             // Tool and prompt lists are read when a plugin loads: list it again.
-            PluginEvent::ListChanged(_) => session.server.request_relist(plugin.name.clone()),
+            PluginEvent::ListChanged(kind) => {
+                session.server.request_relist(plugin.name.clone(), kind)
+            }
         }
     }
     if let (Some(token), Some(report)) = (&progress_token, progress.pending.take()) {
@@ -193,8 +199,14 @@ fn level_name(level: LogLevel) -> &'static str {
 impl Session {
     /// Sends a plugin's log message as `notifications/message` if the client's level lets it
     /// through and the plugin is within its rate.
-    fn plugin_log(&self, plugin: &Arc<str>, level: LogLevel, message: String, request: &Value) {
-        let threshold = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+    fn plugin_log(
+        &self,
+        plugin: &Arc<str>,
+        level: LogLevel,
+        threshold: LogLevel,
+        message: String,
+        request: &Value,
+    ) {
         if severity(level) < severity(threshold) {
             return;
         }

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
+use super::modern::{self, RequestMeta};
 use super::plugin_events::LogGate;
 use super::version::ProtocolVersion;
 use super::{Change, Server, roots};
@@ -43,6 +44,9 @@ impl Outbox for mpsc::UnboundedSender<Outgoing> {
 
 /// The work of one request: its response, or `None` when it gets none (cancelled).
 pub type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
+
+/// The work of one request before it is framed as a response.
+type Work = std::pin::Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send>>;
 
 /// How long the server waits for the client's roots.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
@@ -81,12 +85,18 @@ pub struct Session {
     /// per session for clients nobody vouched for (so anonymous HTTP clients do not share one
     /// allowance).
     pub(super) caller: Arc<str>,
+    /// Serves every request statelessly (2026-07-28), whatever it carries: one HTTP request.
+    stateless: bool,
+    /// Fired when the session is drained: long-lived requests (`subscriptions/listen`) end.
+    pub(super) shutting_down: CancellationToken,
 }
 
 /// Numbers anonymous sessions apart.
 static ANONYMOUS_SESSIONS: AtomicU64 = AtomicU64::new(1);
 
 impl Session {
+    /// A connection that may open an initialize-based session (stdio, or one Streamable HTTP
+    /// session), and also takes stateless requests.
     pub fn new(server: Arc<Server>, outbox: Arc<dyn Outbox>, identity: Identity) -> Arc<Session> {
         let changes = server.subscribe_changes();
         let caller: Arc<str> = if identity.authenticated || &*identity.client == "stdio" {
@@ -95,7 +105,36 @@ impl Session {
             let n = ANONYMOUS_SESSIONS.fetch_add(1, Ordering::Relaxed);
             format!("{}-{n}", identity.client).into()
         };
-        let session = Arc::new(Session {
+        let session = Session::build(server, outbox, identity, caller, false);
+        tokio::spawn(forward_changes(
+            Arc::downgrade(&session),
+            changes,
+            session.closed.clone(),
+        ));
+        session
+    }
+
+    /// A context for one stateless request (2026-07-28 over HTTP): no handshake, no changes
+    /// forwarded outside `subscriptions/listen`, and clients nobody vouched for count as one.
+    pub fn stateless(
+        server: Arc<Server>,
+        outbox: Arc<dyn Outbox>,
+        identity: Identity,
+    ) -> Arc<Session> {
+        let caller = identity.client.clone();
+        Session::build(server, outbox, identity, caller, true)
+    }
+
+    fn build(
+        server: Arc<Server>,
+        outbox: Arc<dyn Outbox>,
+        identity: Identity,
+        caller: Arc<str>,
+        stateless: bool,
+    ) -> Arc<Session> {
+        Arc::new(Session {
+            stateless,
+            shutting_down: CancellationToken::new(),
             caller,
             identity,
             roots: RwLock::new(server.roots.clone()),
@@ -114,13 +153,7 @@ impl Session {
             log_level: Mutex::new(LogLevel::Info),
             log_gate: LogGate::default(),
             subscriptions: Mutex::new(HashSet::new()),
-        });
-        tokio::spawn(forward_changes(
-            Arc::downgrade(&session),
-            changes,
-            session.closed.clone(),
-        ));
-        session
+        })
     }
 
     /// The client's name (a token's name, `stdio` or `anonymous`).
@@ -195,8 +228,10 @@ impl Session {
         self.version() == Some(ProtocolVersion::V2025_03_26)
     }
 
-    /// Waits for every request in flight to be answered (or cancelled).
+    /// Waits for every request in flight to be answered (or cancelled); subscriptions end with
+    /// a graceful result.
     pub async fn drain(&self) {
+        self.shutting_down.cancel();
         self.tasks.close();
         self.tasks.wait().await;
         self.closed.cancel();
@@ -264,6 +299,24 @@ impl Session {
             let response = jsonrpc::reply(&id, result);
             Some(Box::pin(std::future::ready(Some(response))) as Reply)
         };
+        if self.stateless || modern::is_modern_request(&method, &params) {
+            let meta = match RequestMeta::parse(&params) {
+                Ok(meta) => meta,
+                Err(e) => return immediate(Err(e)),
+            };
+            let version = match meta.version() {
+                Ok(version) => version,
+                Err(e) => return immediate(Err(e)),
+            };
+            let session = self.clone();
+            return self.in_flight_reply(id, move |id, cancelled| {
+                Box::pin(async move {
+                    session
+                        .modern_request(meta, version, &id, &method, params, cancelled)
+                        .await
+                })
+            });
+        }
         if method == "initialize" {
             return immediate(self.initialize(&params));
         }
@@ -276,21 +329,40 @@ impl Session {
                 format!("`{method}` before `initialize`: send `initialize` first"),
             )));
         };
+        let session = self.clone();
+        self.in_flight_reply(id, move |id, cancelled| {
+            Box::pin(async move {
+                session
+                    .request(version, &id, &method, params, cancelled, None)
+                    .await
+            })
+        })
+    }
+
+    /// Runs the work of request `id` as a request in flight: cancellable by id, answered unless
+    /// cancelled.
+    fn in_flight_reply(
+        self: &Arc<Self>,
+        id: Value,
+        work: impl FnOnce(Value, CancellationToken) -> Work + Send + 'static,
+    ) -> Option<Reply> {
         let key = id.to_string();
         let cancelled = CancellationToken::new();
         {
             let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
             if in_flight.contains_key(&key) {
-                return immediate(Err(RpcError::new(
+                let error = RpcError::new(
                     INVALID_REQUEST,
                     format!("request id {id} is already in use by a request in flight"),
-                )));
+                );
+                let response = jsonrpc::reply(&id, Err(error));
+                return Some(Box::pin(std::future::ready(Some(response))));
             }
             in_flight.insert(key.clone(), cancelled.clone());
         }
         let session = self.clone();
         Some(Box::pin(async move {
-            let work = session.request(version, &id, &method, params, cancelled.clone());
+            let work = work(id.clone(), cancelled.clone());
             tokio::pin!(work);
             let outcome = tokio::select! {
                 result = &mut work => Some(result),
@@ -312,7 +384,8 @@ impl Session {
     }
 
     fn notification(self: &Arc<Self>, method: &str, params: &Map<String, Value>) {
-        if self.version().is_none() {
+        // Stateless requests are cancelled without any handshake.
+        if self.version().is_none() && method != "notifications/cancelled" {
             tracing::debug!(method, "ignoring a notification before initialize");
             return;
         }

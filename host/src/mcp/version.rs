@@ -1,27 +1,46 @@
 //! The protocol revisions served, and negotiation.
+//!
+//! Two eras share one process: the *legacy* revisions open a session with `initialize`; the
+//! *modern* ones (2026-07-28 on) carry their version and the client's capabilities in every
+//! request's `_meta` and keep no session.
 
 use std::fmt;
 
-/// An initialize-based MCP revision, oldest first (so `<` means older).
+/// An MCP revision, oldest first (so `<` means older).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProtocolVersion {
     V2024_11_05,
     V2025_03_26,
     V2025_06_18,
     V2025_11_25,
+    V2026_07_28,
 }
 
 impl ProtocolVersion {
+    /// The revisions an `initialize` can negotiate.
     pub const ALL: [ProtocolVersion; 4] = [
         ProtocolVersion::V2024_11_05,
         ProtocolVersion::V2025_03_26,
         ProtocolVersion::V2025_06_18,
         ProtocolVersion::V2025_11_25,
     ];
+    /// The newest legacy revision, the answer to an `initialize` asking for one we lack.
     pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
+    /// The revisions served statelessly, per request, newest first.
+    pub const MODERN: [ProtocolVersion; 1] = [ProtocolVersion::V2026_07_28];
 
+    /// A legacy revision by name.
     pub fn parse(s: &str) -> Option<ProtocolVersion> {
         Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// A modern revision by name.
+    pub fn parse_modern(s: &str) -> Option<ProtocolVersion> {
+        Self::MODERN.into_iter().find(|v| v.as_str() == s)
+    }
+
+    pub fn is_modern(self) -> bool {
+        self >= ProtocolVersion::V2026_07_28
     }
 
     pub fn as_str(self) -> &'static str {
@@ -30,6 +49,7 @@ impl ProtocolVersion {
             ProtocolVersion::V2025_03_26 => "2025-03-26",
             ProtocolVersion::V2025_06_18 => "2025-06-18",
             ProtocolVersion::V2025_11_25 => "2025-11-25",
+            ProtocolVersion::V2026_07_28 => "2026-07-28",
         }
     }
 

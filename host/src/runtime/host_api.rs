@@ -6,8 +6,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::bindings::host::{
-    self, ElicitationRequest, ElicitationResponse, ListKind, LogLevel, SamplingRequest,
-    SamplingResponse,
+    self, AskError, ElicitationRequest, ElicitationResponse, InputRequest, InputResponse, ListKind,
+    LogLevel, SamplingRequest, SamplingResponse,
 };
 use super::plugin::StoreState;
 use super::sandbox::Root;
@@ -38,14 +38,17 @@ pub struct CallStats {
     pub fuel_used: std::sync::atomic::AtomicU64,
 }
 
-/// A plugin's answer from the client, or why there is none (said to the plugin).
-pub type ClientAnswer<T> = std::pin::Pin<Box<dyn Future<Output = Result<T, String>> + Send>>;
+/// Answers to `ask`, by key, in the order asked.
+pub type Answers = Vec<(String, Result<InputResponse, AskError>)>;
+
+/// The answers to an `ask`, once the client gave them (or could not).
+pub type PendingAnswers = std::pin::Pin<Box<dyn Future<Output = Answers> + Send>>;
 
 /// Requests a plugin may make of the client that made the call. The protocol layer decides
 /// whether the client can answer them and shapes them for its revision.
 pub trait ClientChannel: Send + Sync {
-    fn elicit(&self, request: ElicitationRequest) -> ClientAnswer<ElicitationResponse>;
-    fn sample(&self, request: SamplingRequest) -> ClientAnswer<SamplingResponse>;
+    /// Asks the client for every request, each under the plugin's key.
+    fn ask(&self, requests: Vec<(String, InputRequest)>) -> PendingAnswers;
 }
 
 /// Something a plugin reported while running, for the protocol layer to forward.
@@ -144,9 +147,10 @@ impl host::Host for StoreState {
         &mut self,
         request: ElicitationRequest,
     ) -> wasmtime::Result<Result<ElicitationResponse, String>> {
-        Ok(match &self.call.client {
-            Some(client) => client.elicit(request).await,
-            None => Err(NO_CLIENT.to_string()),
+        Ok(match self.ask_one("elicit", InputRequest::Elicit(request)).await {
+            Ok(InputResponse::Elicit(answer)) => Ok(answer),
+            Ok(_) => Err("the client answered something else than an elicitation".into()),
+            Err(why) => Err(why),
         })
     }
 
@@ -154,9 +158,30 @@ impl host::Host for StoreState {
         &mut self,
         request: SamplingRequest,
     ) -> wasmtime::Result<Result<SamplingResponse, String>> {
+        Ok(match self.ask_one("sample", InputRequest::Sample(request)).await {
+            Ok(InputResponse::Sample(answer)) => Ok(answer),
+            Ok(_) => Err("the client answered something else than a sampling result".into()),
+            Err(why) => Err(why),
+        })
+    }
+
+    async fn ask(
+        &mut self,
+        requests: Vec<(String, InputRequest)>,
+    ) -> wasmtime::Result<Answers> {
+        if requests.len() > MAX_ASKS_PER_CALL {
+            let why = format!("at most {MAX_ASKS_PER_CALL} requests per ask");
+            return Ok(requests
+                .into_iter()
+                .map(|(key, _)| (key, Err(AskError::Failed(why.clone()))))
+                .collect());
+        }
         Ok(match &self.call.client {
-            Some(client) => client.sample(request).await,
-            None => Err(NO_CLIENT.to_string()),
+            Some(client) => client.ask(requests).await,
+            None => requests
+                .into_iter()
+                .map(|(key, _)| (key, Err(AskError::Failed(NO_CLIENT.into()))))
+                .collect(),
         })
     }
 
@@ -180,5 +205,30 @@ impl host::Host for StoreState {
         Ok(())
     }
 }
+
+impl StoreState {
+    /// `elicit` and `sample`, the single-question forms of `ask`: their keys number the
+    /// questions in the order the plugin asks them, the same on every attempt of a call.
+    async fn ask_one(&mut self, kind: &str, request: InputRequest) -> Result<InputResponse, String> {
+        let Some(client) = &self.call.client else {
+            return Err(NO_CLIENT.to_string());
+        };
+        self.asked += 1;
+        let key = format!("{kind}-{}", self.asked);
+        let answer = client.ask(vec![(key, request)]).await.pop();
+        match answer.map(|(_, a)| a) {
+            Some(Ok(answer)) => Ok(answer),
+            Some(Err(AskError::AwaitingAnswer)) => Err(AWAITING.to_string()),
+            Some(Err(AskError::Failed(why))) => Err(why),
+            None => Err("the client gave no answer".to_string()),
+        }
+    }
+}
+
+/// Requests one `ask` may make.
+const MAX_ASKS_PER_CALL: usize = 16;
+
+const AWAITING: &str = "awaiting the client's answer: this attempt ends, and the call runs again \
+                        with the answer (MCP 2026-07-28)";
 
 impl super::bindings::types::Host for StoreState {}

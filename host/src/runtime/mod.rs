@@ -13,7 +13,7 @@ mod plugin;
 pub mod sandbox;
 
 pub use engine::{CompileCache, EpochTicker, new_engine};
-pub use host_api::{CallContext, CallStats, ClientAnswer, ClientChannel, PluginEvent};
+pub use host_api::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use limits::LimitExceeded;
 pub use plugin::{CallError, Exports, Plugin, inspect};
 

@@ -33,6 +33,8 @@ pub struct StoreState {
     limiter: MemoryLimiter,
     /// Bytes of `host.log` messages this call wrote to the server's log.
     pub(super) host_log_bytes: usize,
+    /// Questions this call put to the client through `elicit` and `sample`.
+    pub(super) asked: u32,
     pub(super) plugin: Arc<str>,
     pub(super) grants: Arc<Grants>,
     pub(super) call: CallContext,
@@ -387,6 +389,7 @@ impl Plugin {
                 table: ResourceTable::new(),
                 limiter: MemoryLimiter::new(&limits),
                 host_log_bytes: 0,
+                asked: 0,
                 plugin: self.name.clone(),
                 grants: self.grants.clone(),
                 call,

@@ -2,22 +2,27 @@
 //! of a server under test: tools, resources, a resource template, prompts and a completion, named
 //! and shaped as its server scenarios check them. Serve it with `prefix = ""` so the names are the
 //! exact ones the suite asks for. `FIXTURES.md` beside this crate lists what each scenario checks.
+//!
+//! The fixtures of the draft revision, 2026-07-28, ask the client through `host::ask`: over that
+//! revision the host answers a call with `input_required` and runs it again once the client
+//! sends the answers, so they return early while an answer is awaited.
 
 use std::borrow::Cow;
 use std::thread;
 use std::time::Duration;
 
 use palisade_sdk::host::{
-    self, ElicitationAction, ElicitationRequest, ElicitationResponse, FormElicitation, LogLevel,
-    SamplingMessage, SamplingRequest,
+    self, Answers, AskError, ElicitationAction, ElicitationRequest, ElicitationResponse,
+    FormElicitation, InputRequest, ListKind, LogLevel, SamplingMessage, SamplingRequest,
 };
 use palisade_sdk::types::{ContentBlock, Role};
 use palisade_sdk::{
-    Arguments, NoArgs, Prompt, PromptMessage, Resource, ResourceContents, ResourceTemplate, Tool,
-    ToolResult, prefix_matches,
+    Arguments, NoArgs, PluginError, Prompt, PromptMessage, Resource, ResourceContents,
+    ResourceTemplate, Tool, ToolResult, prefix_matches,
 };
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
+use serde_json::{Value, json};
 
 /// A 1x1 red pixel: the PNG the reference server sends (`TEST_IMAGE_BASE64`).
 const RED_PIXEL_PNG: &[u8] = include_bytes!("red-pixel.png");
@@ -315,6 +320,194 @@ fn json_schema_2020_12(args: SchemaFeatures) -> String {
     format!("JSON Schema 2020-12 tool called with: {}", args.0)
 }
 
+// ---- tools: draft revision 2026-07-28 (SEP-2575 stateless, SEP-2322 input_required) ----
+
+/// A form of one required field, as the draft scenarios describe theirs.
+fn one_field_form(message: &str, field: &str, kind: &str) -> InputRequest {
+    InputRequest::form(
+        message,
+        &json!({
+            "type": "object",
+            "properties": { field: { "type": kind } },
+            "required": [field],
+        }),
+    )
+}
+
+/// The question of `test_input_required_result_elicitation` and others.
+fn name_form() -> InputRequest {
+    one_field_form("What is your name?", "name", "string")
+}
+
+/// The submitted text of a form field, when the user accepted and filled it in.
+fn text_field(answer: &ElicitationResponse, field: &str) -> Option<String> {
+    match answer.field(field)? {
+        Value::String(text) => Some(text),
+        _ => None,
+    }
+}
+
+/// `Hello, <name>!`, or what the user did instead of naming themselves.
+fn greeting(answer: &ElicitationResponse) -> String {
+    match text_field(answer, "name") {
+        Some(name) => format!("Hello, {name}!"),
+        None => "No name given".to_string(),
+    }
+}
+
+/// The roots a client listed, as text.
+fn roots_text(answers: &Answers, key: &str) -> Result<String, AskError> {
+    let roots = answers.roots(key)?;
+    let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+    Ok(format!("Found {} root(s): {}", uris.len(), uris.join(", ")))
+}
+
+/// Needs sampling. The client of `server-stateless` declares no capabilities, so the answer
+/// fails, and the host turns the error into MissingRequiredClientCapability (-32021).
+fn missing_capability(_: NoArgs) -> Result<&'static str, String> {
+    let answers = host::ask([("sample_input", InputRequest::sample_text("Say hi", 20))]);
+    answers.sampling("sample_input")?;
+    Ok("Success")
+}
+
+/// Asks for a name. `server-stateless` checks that the response stream carries no request of
+/// the server's own: over 2026-07-28 the question travels in an `input_required` result.
+fn streaming_elicitation(_: NoArgs) -> Result<String, String> {
+    let answers = host::ask([("user_name", name_form())]);
+    match answers.elicitation("user_name") {
+        Ok(answer) => Ok(greeting(answer)),
+        Err(AskError::Failed(why)) => Ok(format!("Elicitation is unavailable: {why}")),
+        Err(awaiting) => Err(awaiting.into()),
+    }
+}
+
+/// Logs three messages; `server-stateless` checks that none reach a client that set no log level.
+fn logging_tool(_: NoArgs) -> &'static str {
+    host::log(LogLevel::Info, "Tool execution started");
+    host::log(LogLevel::Info, "Tool processing data");
+    host::log(LogLevel::Info, "Tool execution completed");
+    "Logging test completed"
+}
+
+fn trigger_tool_change(_: NoArgs) -> &'static str {
+    host::notify_list_changed(ListKind::Tools);
+    "Tool list change triggered"
+}
+
+fn trigger_prompt_change(_: NoArgs) -> &'static str {
+    host::notify_list_changed(ListKind::Prompts);
+    "Prompt list change triggered"
+}
+
+fn input_required_elicitation(_: NoArgs) -> Result<String, String> {
+    let answers = host::ask([("user_name", name_form())]);
+    Ok(greeting(answers.elicitation("user_name")?))
+}
+
+fn input_required_sampling(_: NoArgs) -> Result<String, String> {
+    let question = InputRequest::sample_text("What is the capital of France?", 100);
+    let answers = host::ask([("capital_question", question)]);
+    let answer = answers.sampling("capital_question")?;
+    Ok(format!("Sampled: {}", answer.text()))
+}
+
+fn input_required_list_roots(_: NoArgs) -> Result<String, String> {
+    let answers = host::ask([("client_roots", InputRequest::ListRoots)]);
+    Ok(roots_text(&answers, "client_roots")?)
+}
+
+/// The question of the request-state fixtures, under `key`: one required boolean.
+fn confirmation(key: &str) -> Result<bool, AskError> {
+    let answers = host::ask([(key, one_field_form("Please confirm", "ok", "boolean"))]);
+    let answer = answers.elicitation(key)?;
+    Ok(answer
+        .field("ok")
+        .and_then(|ok| ok.as_bool())
+        .unwrap_or(false))
+}
+
+/// The host keeps the answers of earlier rounds in `requestState`, signed; this tool only asks.
+fn input_required_request_state(_: NoArgs) -> Result<String, String> {
+    let confirmed = confirmation("confirm")?;
+    Ok(format!("state-ok: confirmed={confirmed}"))
+}
+
+/// A tampered `requestState` never reaches the plugin: the host refuses it.
+fn input_required_tampered_state(_: NoArgs) -> Result<String, String> {
+    confirmation("confirm")?;
+    Ok("tamper-check passed".to_string())
+}
+
+/// Three questions of three kinds in one round.
+fn input_required_multiple_inputs(_: NoArgs) -> Result<String, String> {
+    let answers = host::ask([
+        ("user_name", name_form()),
+        (
+            "greeting",
+            InputRequest::sample_text("Generate a greeting", 50),
+        ),
+        ("client_roots", InputRequest::ListRoots),
+    ]);
+    answers.ready()?;
+    let name = greeting(answers.elicitation("user_name")?);
+    let sampled = answers.sampling("greeting")?.text();
+    let roots = roots_text(&answers, "client_roots")?;
+    Ok(format!("{name} Sampled greeting: {sampled}. {roots}"))
+}
+
+/// Two rounds: the second question is only asked once the first is answered.
+fn input_required_multi_round(_: NoArgs) -> Result<String, String> {
+    let first = host::ask([(
+        "step1",
+        one_field_form("Step 1: What is your name?", "name", "string"),
+    )]);
+    let name = text_field(first.elicitation("step1")?, "name");
+    let second = host::ask([(
+        "step2",
+        one_field_form("Step 2: What is your favorite color?", "color", "string"),
+    )]);
+    let color = text_field(second.elicitation("step2")?, "color");
+    Ok(format!(
+        "{} likes {}",
+        name.as_deref().unwrap_or("Someone"),
+        color.as_deref().unwrap_or("no color")
+    ))
+}
+
+/// Asks for an elicitation and a sampling at once. The client of
+/// `input-required-result-capability-check` declares only sampling: the host fails the
+/// elicitation at once and asks the client for the sampling alone. Failed questions are left out.
+fn input_required_capabilities(_: NoArgs) -> Result<String, String> {
+    let answers = host::ask([
+        (
+            "elicit_input",
+            one_field_form("Elicit request", "value", "string"),
+        ),
+        (
+            "sample_input",
+            InputRequest::sample_text("Sample request", 50),
+        ),
+    ]);
+    answers.ready()?;
+    let answered: Vec<&str> = answers
+        .iter()
+        .filter(|(_, answer)| answer.is_ok())
+        .map(|(key, _)| key)
+        .collect();
+    Ok(format!("Answered: {}", answered.join(", ")))
+}
+
+/// Arguments of `test_custom_header`.
+#[derive(Deserialize, JsonSchema)]
+struct CustomHeader {
+    /// The region to run in, mirrored into the Mcp-Param-Region header
+    region: String,
+}
+
+fn custom_header(args: CustomHeader) -> String {
+    format!("Region: {}", args.region)
+}
+
 fn tools() -> Vec<Tool> {
     vec![
         Tool::new("test_simple_text", simple_text)
@@ -346,6 +539,67 @@ fn tools() -> Vec<Tool> {
             "Reports an update of test://watched-resource, so its subscribers get \
              notifications/resources/updated (not a suite fixture: the suite never triggers one)",
         ),
+        Tool::new("test_missing_capability", missing_capability).description(
+            "Tests MissingRequiredClientCapability: needs sampling, which the client may lack",
+        ),
+        Tool::new("test_streaming_elicitation", streaming_elicitation).description(
+            "Tests that an elicitation during a call travels in its result, not as a request",
+        ),
+        Tool::new("test_logging_tool", logging_tool)
+            .description("Tests that log messages reach only clients that asked for a log level"),
+        Tool::new("test_trigger_tool_change", trigger_tool_change)
+            .description("Reports that the tool list changed (notifications/tools/list_changed)"),
+        Tool::new("test_trigger_prompt_change", trigger_prompt_change).description(
+            "Reports that the prompt list changed (notifications/prompts/list_changed)",
+        ),
+        Tool::new(
+            "test_input_required_result_elicitation",
+            input_required_elicitation,
+        )
+        .description("Tests input_required with one elicitation (asks for a name)"),
+        Tool::new(
+            "test_input_required_result_sampling",
+            input_required_sampling,
+        )
+        .description("Tests input_required with one sampling request"),
+        Tool::new(
+            "test_input_required_result_list_roots",
+            input_required_list_roots,
+        )
+        .description("Tests input_required with one roots/list request"),
+        Tool::new(
+            "test_input_required_result_request_state",
+            input_required_request_state,
+        )
+        .description("Tests that requestState carries the call's state between rounds"),
+        Tool::new(
+            "test_input_required_result_multiple_inputs",
+            input_required_multiple_inputs,
+        )
+        .description(
+            "Tests input_required with an elicitation, a sampling and a roots/list at once",
+        ),
+        Tool::new(
+            "test_input_required_result_multi_round",
+            input_required_multi_round,
+        )
+        .description("Tests input_required over two rounds: a name, then a favorite color"),
+        Tool::new(
+            "test_input_required_result_tampered_state",
+            input_required_tampered_state,
+        )
+        .description("Tests that a tampered requestState is refused"),
+        Tool::new(
+            "test_input_required_result_capabilities",
+            input_required_capabilities,
+        )
+        .description("Tests that input_required asks only for what the client declared it can do"),
+        Tool::new("test_custom_header", custom_header)
+            .description(
+                "Tests x-mcp-header: the region argument is mirrored into the Mcp-Param-Region \
+                 HTTP header",
+            )
+            .mirror_header("region", "Region"),
     ]
 }
 
@@ -425,6 +679,20 @@ fn prompt_with_image(_: &Arguments) -> Vec<PromptMessage> {
     ]
 }
 
+/// Asks for the context to use: `input_required` on `prompts/get`. While the answer is awaited,
+/// the error returned is discarded by the host.
+fn input_required_prompt(_: &Arguments) -> Result<PromptMessage, PluginError> {
+    let answers = host::ask([(
+        "user_context",
+        one_field_form("What context should the prompt use?", "context", "string"),
+    )]);
+    let context = text_field(answers.elicitation("user_context")?, "context");
+    Ok(PromptMessage::user(format!(
+        "Prompt with context: {}",
+        context.as_deref().unwrap_or("none")
+    )))
+}
+
 fn prompts() -> Vec<Prompt> {
     vec![
         Prompt::new("test_simple_prompt", simple_prompt)
@@ -450,6 +718,8 @@ fn prompts() -> Vec<Prompt> {
         Prompt::new("test_prompt_with_image", prompt_with_image)
             .title("Prompt With Image")
             .description("A prompt that includes image content"),
+        Prompt::new("test_input_required_result_prompt", input_required_prompt)
+            .description("Tests input_required on prompts/get"),
     ]
 }
 

@@ -284,6 +284,13 @@ fn output(args: Output) -> Result<String, String> {
     Ok("x".repeat(len))
 }
 
+/// Arguments of `bad_header`: `x-mcp-header` on a `number`, which 2026-07-28 does not allow.
+#[derive(Deserialize, JsonSchema)]
+struct BadHeader {
+    #[schemars(extend("x-mcp-header" = "Amount"))]
+    amount: f64,
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct Burn {
     /// How many rounds of xorshift to run.
@@ -451,5 +458,7 @@ palisade_sdk::export_plugin! {
         Tool::new("output", output).description("Answer with exactly bytes bytes of text"),
         Tool::new("burn", burn).description("Run iterations rounds of xorshift and answer the result"),
         Tool::new("env_var", env_var).description("Show the environment variable name"),
+        Tool::new("bad_header", |args: BadHeader| format!("{}", args.amount))
+            .description("Marks a number parameter for header mirroring, which MCP forbids: the host must leave it out"),
     ],
 }

@@ -9,6 +9,7 @@
 mod auth;
 pub mod guard;
 mod legacy;
+mod modern;
 mod streams;
 
 use std::collections::HashMap;
@@ -29,10 +30,11 @@ use futures_util::StreamExt as _;
 use futures_util::future::join_all;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError};
+use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Server, Session};
 use guard::{AllowList, Refused};
 use streams::{STANDALONE, StreamEvent, StreamId, Streams};
@@ -96,14 +98,8 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
             allow.check_origin(&headers).is_ok()
         }))
         .allow_methods([Method::GET, Method::POST, Method::DELETE])
-        .allow_headers([
-            header::CONTENT_TYPE,
-            header::ACCEPT,
-            header::AUTHORIZATION,
-            HeaderName::from_static("mcp-session-id"),
-            HeaderName::from_static("mcp-protocol-version"),
-            HeaderName::from_static("last-event-id"),
-        ])
+        // Whatever the page asks to send: `Mcp-Param-{name}` headers are named by the tools.
+        .allow_headers(AllowHeaders::mirror_request())
         .expose_headers([HeaderName::from_static("mcp-session-id")]);
     let app = axum::Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
@@ -127,6 +123,12 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
         Ok(posted) => posted,
         Err(response) => return response,
     };
+    if modern::is_modern(&headers, &value) {
+        return modern::post(&state.server, &headers, identity, value).await;
+    }
+    if let Err(refused) = check_legacy_version(&headers) {
+        return refused;
+    }
     if value.get("method").and_then(Value::as_str) == Some("initialize") {
         return initialize(&state, value, identity).await;
     }
@@ -235,6 +237,9 @@ async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> 
 }
 
 async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Some(refused) = sessionless(&headers) {
+        return refused;
+    }
     let identity = match check_stream_request(&state, &headers) {
         Ok(identity) => identity,
         Err(refused) => return refused,
@@ -271,6 +276,9 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
 }
 
 async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Some(refused) = sessionless(&headers) {
+        return refused;
+    }
     let identity = match check_request(&state, &headers) {
         Ok(identity) => identity,
         Err(refused) => return refused,
@@ -304,8 +312,28 @@ async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
     }
 }
 
-/// Host, Origin and protocol version: the checks every method passes first.
-/// The JSON-RPC message (or batch) a POST carries, after every check a POST passes.
+/// GET and DELETE act on an initialize-based session; without one (the stateless revision has
+/// none, and no GET stream) they are not allowed.
+fn sessionless(headers: &HeaderMap) -> Option<Response> {
+    let modern = headers
+        .get("mcp-protocol-version")
+        .is_some_and(|v| ProtocolVersion::parse(v.to_str().unwrap_or("").trim()).is_none());
+    if session_id(headers).is_some() && !modern {
+        return None;
+    }
+    let mut response = http_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        INVALID_REQUEST,
+        "only POST without a session: GET and DELETE act on sessions of the initialize-based \
+         revisions (up to 2025-11-25)",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    Some(response)
+}
+
+/// The JSON-RPC message (or batch) a POST carries, after the checks every request passes.
 #[allow(clippy::result_large_err)]
 fn posted_message(
     state: &AppState,
@@ -333,7 +361,7 @@ fn posted_message(
 // The error is the handler's answer, returned once per request: not worth boxing.
 #[allow(clippy::result_large_err)]
 /// The checks every request passes, in order: `Host` and `Origin` (against DNS rebinding and
-/// foreign pages), the protocol version header, then the bearer token; gives who the client is.
+/// foreign pages), then the bearer token; gives who the client is.
 fn check_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Response> {
     let allow = &state.options.allow;
     let forbidden = |Refused(why)| {
@@ -342,15 +370,21 @@ fn check_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Resp
     };
     allow.check_host(headers).map_err(forbidden)?;
     allow.check_origin(headers).map_err(forbidden)?;
-    guard::check_protocol_version(headers)
-        .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why))?;
     auth::authenticate(&state.server, headers)
+}
+
+/// An initialize-based request's protocol version header names a revision we serve.
+#[allow(clippy::result_large_err)]
+fn check_legacy_version(headers: &HeaderMap) -> Result<(), Response> {
+    guard::check_protocol_version(headers)
+        .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why))
 }
 
 /// [`check_request`] for a GET that opens an SSE stream: the client must accept one (406).
 #[allow(clippy::result_large_err)]
 fn check_stream_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Response> {
     let identity = check_request(state, headers)?;
+    check_legacy_version(headers)?;
     if !accepts(headers, "text/event-stream") {
         return Err(http_error(
             StatusCode::NOT_ACCEPTABLE,

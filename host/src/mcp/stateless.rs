@@ -1,0 +1,324 @@
+//! Requests of the stateless revision (2026-07-28): everything a request needs comes with it, so
+//! they are served the same on any connection, process, or replica behind a load balancer.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::input_round::InputRound;
+use super::jsonrpc::{self, METHOD_NOT_FOUND, RpcError};
+use super::modern::{CacheScope, META_SUBSCRIPTION_ID, RequestMeta, finish_result};
+use super::version::ProtocolVersion;
+use super::{Change, Server, Session};
+use crate::runtime::bindings::host::ListKind;
+
+/// What a stateless request brings besides its parameters.
+pub(super) struct ModernCall {
+    pub meta: RequestMeta,
+    /// For requests that may ask the client for input: this attempt's answers and questions.
+    pub round: Option<Arc<InputRound>>,
+}
+
+impl Session {
+    /// Serves one stateless request; its result is complete with `resultType`, the server's
+    /// identity and cache hints.
+    pub(super) async fn modern_request(
+        self: &Arc<Self>,
+        meta: RequestMeta,
+        version: ProtocolVersion,
+        id: &Value,
+        method: &str,
+        params: Map<String, Value>,
+        cancelled: CancellationToken,
+    ) -> Result<Value, RpcError> {
+        let mut result = match method {
+            "server/discover" => Ok(self.server.discover_result(version)),
+            "subscriptions/listen" => self.listen(id, &params, &cancelled).await,
+            "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list"
+            | "completion/complete" => {
+                let modern = ModernCall { meta, round: None };
+                self.request(version, id, method, params, cancelled, Some(&modern))
+                    .await
+            }
+            "tools/call" | "prompts/get" | "resources/read" => {
+                let (target, arguments) = round_key(method, &params);
+                let round = Arc::new(InputRound::open(
+                    &self.server.request_state,
+                    &meta,
+                    version,
+                    self.identity.client.clone(),
+                    method,
+                    &target,
+                    &arguments,
+                    &params,
+                )?);
+                let modern = ModernCall {
+                    meta,
+                    round: Some(round.clone()),
+                };
+                let result = self
+                    .request(version, id, method, params, cancelled, Some(&modern))
+                    .await;
+                let failed = match &result {
+                    Ok(r) => r.get("isError") == Some(&Value::Bool(true)),
+                    Err(_) => true,
+                };
+                round.outcome(failed).unwrap_or(result)
+            }
+            // `initialize`, `ping`, `logging/setLevel` and `resources/(un)subscribe` are gone
+            // from this revision, like anything unknown.
+            _ => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("method not found in protocol {version}: {method}"),
+            )),
+        }?;
+        finish_result(method, &mut result, self.server.cache_scope());
+        Ok(result)
+    }
+
+    /// `subscriptions/listen`: acknowledges what it will send, then sends it, each notification
+    /// tagged with the request's id, until the client cancels (no response) or the server shuts
+    /// down (a graceful result).
+    async fn listen(
+        self: &Arc<Self>,
+        id: &Value,
+        params: &Map<String, Value>,
+        cancelled: &CancellationToken,
+    ) -> Result<Value, RpcError> {
+        let filter = Filter::parse(params)?;
+        let honored = self.honor(filter);
+        // Subscribe before acknowledging, so nothing that happens after the ack is missed.
+        let mut changes = self.server.subscribe_changes();
+        let tag = |mut params: Value| {
+            params["_meta"] = json!({ META_SUBSCRIPTION_ID: id });
+            params
+        };
+        self.send_related(
+            Some(id),
+            jsonrpc::notification(
+                "notifications/subscriptions/acknowledged",
+                tag(json!({ "notifications": honored.to_json() })),
+            ),
+        );
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => change,
+                _ = cancelled.cancelled() => return Ok(json!({})),
+                _ = self.shutting_down.cancelled() => {
+                    return Ok(json!({ "_meta": { META_SUBSCRIPTION_ID: id } }));
+                }
+            };
+            let notifications = match change {
+                Ok(change) => honored.notifications_for(&change),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "a subscription fell behind; announcing every list it follows");
+                    honored.every_list()
+                }
+                Err(broadcast::error::RecvError::Closed) => return Ok(json!({})),
+            };
+            for (method, params) in notifications {
+                self.send_related(Some(id), jsonrpc::notification(method, tag(params)));
+            }
+        }
+    }
+
+    /// The part of `filter` this server will honor for this client: resource URIs it can read.
+    fn honor(&self, mut filter: Filter) -> Filter {
+        let catalog = self.server.catalog();
+        filter.resources.retain(|uri| {
+            catalog
+                .resources
+                .route(uri)
+                .is_some_and(|p| self.identity.scope.allows_plugin(&p.name))
+        });
+        filter
+    }
+}
+
+impl Server {
+    fn discover_result(&self, version: ProtocolVersion) -> Value {
+        json!({
+            "supportedVersions": ProtocolVersion::MODERN.map(|v| v.as_str()),
+            "capabilities": self.capabilities(version),
+            "instructions": super::INSTRUCTIONS,
+        })
+    }
+
+    /// Lists differ per token when tokens with scopes are configured: then no shared cache may
+    /// keep them.
+    fn cache_scope(&self) -> CacheScope {
+        if self.access.tokens_required() {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        }
+    }
+}
+
+/// What identifies a request across its attempts besides its method: the tool, prompt or
+/// resource, and the arguments.
+fn round_key(method: &str, params: &Map<String, Value>) -> (String, Value) {
+    let text = |key: &str| {
+        params
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match method {
+        "resources/read" => (text("uri"), Value::Null),
+        _ => (
+            text("name"),
+            params.get("arguments").cloned().unwrap_or(Value::Null),
+        ),
+    }
+}
+
+/// The notifications a `subscriptions/listen` asked for.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Filter {
+    tools: bool,
+    prompts: bool,
+    resource_list: bool,
+    resources: BTreeSet<String>,
+}
+
+impl Filter {
+    fn parse(params: &Map<String, Value>) -> Result<Filter, RpcError> {
+        let notifications = match params.get("notifications") {
+            None | Some(Value::Null) => return Ok(Filter::default()),
+            Some(Value::Object(n)) => n,
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "params.notifications must be an object",
+                ));
+            }
+        };
+        let flag = |key: &str| match notifications.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(RpcError::invalid_params(format!(
+                "params.notifications.{key} must be true or false"
+            ))),
+        };
+        let resources = match notifications.get("resourceSubscriptions") {
+            None | Some(Value::Null) => BTreeSet::new(),
+            Some(Value::Array(uris)) => uris
+                .iter()
+                .map(|u| u.as_str().map(String::from))
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    RpcError::invalid_params(
+                        "params.notifications.resourceSubscriptions must be a list of URIs",
+                    )
+                })?,
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "params.notifications.resourceSubscriptions must be a list of URIs",
+                ));
+            }
+        };
+        Ok(Filter {
+            tools: flag("toolsListChanged")?,
+            prompts: flag("promptsListChanged")?,
+            resource_list: flag("resourcesListChanged")?,
+            resources,
+        })
+    }
+
+    /// The filter as the acknowledgment states it: only what is honored.
+    fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        for (key, on) in [
+            ("toolsListChanged", self.tools),
+            ("promptsListChanged", self.prompts),
+            ("resourcesListChanged", self.resource_list),
+        ] {
+            if on {
+                out.insert(key.into(), true.into());
+            }
+        }
+        if !self.resources.is_empty() {
+            out.insert("resourceSubscriptions".into(), json!(self.resources));
+        }
+        Value::Object(out)
+    }
+
+    fn follows(&self, kind: ListKind) -> bool {
+        match kind {
+            ListKind::Tools => self.tools,
+            ListKind::Prompts => self.prompts,
+            ListKind::Resources => self.resource_list,
+        }
+    }
+
+    fn notifications_for(&self, change: &Change) -> Vec<(&'static str, Value)> {
+        match change {
+            Change::ListChanged(kind) if self.follows(*kind) => {
+                vec![(list_changed_method(*kind), json!({}))]
+            }
+            Change::ResourceUpdated(uri) if self.resources.contains(uri) => {
+                vec![("notifications/resources/updated", json!({ "uri": uri }))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn every_list(&self) -> Vec<(&'static str, Value)> {
+        [ListKind::Tools, ListKind::Prompts, ListKind::Resources]
+            .into_iter()
+            .filter(|k| self.follows(*k))
+            .map(|k| (list_changed_method(k), json!({})))
+            .collect()
+    }
+}
+
+pub(super) fn list_changed_method(kind: ListKind) -> &'static str {
+    match kind {
+        ListKind::Tools => "notifications/tools/list_changed",
+        ListKind::Resources => "notifications/resources/list_changed",
+        ListKind::Prompts => "notifications/prompts/list_changed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_sends_only_what_it_asked_for() {
+        let params = json!({ "notifications": {
+            "toolsListChanged": true,
+            "resourceSubscriptions": ["file:///a"],
+        }});
+        let filter = Filter::parse(params.as_object().unwrap()).unwrap();
+        assert_eq!(
+            filter.to_json(),
+            json!({ "toolsListChanged": true, "resourceSubscriptions": ["file:///a"] })
+        );
+        assert_eq!(
+            filter.notifications_for(&Change::ListChanged(ListKind::Tools)).len(),
+            1
+        );
+        assert!(filter
+            .notifications_for(&Change::ListChanged(ListKind::Prompts))
+            .is_empty());
+        assert!(filter
+            .notifications_for(&Change::ResourceUpdated("file:///b".into()))
+            .is_empty());
+        assert_eq!(
+            filter.notifications_for(&Change::ResourceUpdated("file:///a".into()))[0].1,
+            json!({ "uri": "file:///a" })
+        );
+        for bad in [
+            json!({ "notifications": 1 }),
+            json!({ "notifications": { "toolsListChanged": "yes" } }),
+            json!({ "notifications": { "resourceSubscriptions": [1] } }),
+        ] {
+            assert!(Filter::parse(bad.as_object().unwrap()).is_err());
+        }
+    }
+}
