@@ -1,0 +1,381 @@
+//! Palisade scaled out: two `palisade serve --http` processes behind nginx, which spreads requests
+//! round robin with no affinity. MCP 2026-07-28 needs none: every request carries what it needs,
+//! and an input round trip's `requestState` is signed with a key the processes share through
+//! `[server] request_state_key_file`. Without a shared key a state is good only at the process
+//! that issued it. nginx is Debian's (`./dev test` installs it); each test runs its own, with a
+//! generated configuration in a temporary directory, and stops it when done.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use palisade_tests::*;
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------------------
+// nginx
+// ---------------------------------------------------------------------------
+
+fn nginx_bin() -> PathBuf {
+    for candidate in ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"] {
+        if Path::new(candidate).is_file() {
+            return candidate.into();
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join("nginx");
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    panic!(
+        "nginx not found (looked for /usr/sbin/nginx and on PATH): run ./dev test, which installs \
+         it (Debian package nginx-light) for this test"
+    );
+}
+
+/// A loopback port nothing listens on right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// A private nginx balancing `/` over upstreams round robin; stopped when dropped.
+struct Nginx {
+    child: Child,
+    dir: tempfile::TempDir,
+    /// `127.0.0.1:PORT`
+    addr: String,
+    /// `http://127.0.0.1:PORT/mcp`
+    url: String,
+}
+
+impl Nginx {
+    fn start(upstreams: &[&str]) -> Nginx {
+        let bin = nginx_bin();
+        // Temp-path directives exist only for the modules built in.
+        let built = Command::new(&bin)
+            .arg("-V")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {} -V: {e}", bin.display()));
+        let built = String::from_utf8_lossy(&built.stderr).into_owned();
+        let mut last_error = String::new();
+        for _ in 0..5 {
+            let dir = tempdir();
+            let port = free_port();
+            let addr = format!("127.0.0.1:{port}");
+            let at = |name: &str| toml_str(&path_str(&dir.path().join(name)));
+            let mut temp_paths = format!(
+                "    client_body_temp_path {};\n    proxy_temp_path {};\n",
+                at("client_body"),
+                at("proxy")
+            );
+            for module in ["fastcgi", "uwsgi", "scgi"] {
+                if !built.contains(&format!("--without-http_{module}_module")) {
+                    temp_paths.push_str(&format!("    {module}_temp_path {};\n", at(module)));
+                }
+            }
+            let servers: String = upstreams
+                .iter()
+                .map(|u| format!("        server {u};\n"))
+                .collect();
+            // Host stays the balancer's own loopback address, which Palisade's DNS-rebinding
+            // check accepts; SSE passes through unbuffered.
+            let conf = format!(
+                r#"daemon off;
+master_process off;
+worker_processes 1;
+pid {pid};
+error_log {error_log} info;
+events {{
+    worker_connections 256;
+}}
+http {{
+    log_format upstreams '$request_method $status $upstream_addr';
+    access_log {access_log} upstreams;
+{temp_paths}
+    upstream palisade {{
+{servers}    }}
+    server {{
+        listen {addr};
+        location / {{
+            proxy_pass http://palisade;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_buffering off;
+            proxy_request_buffering off;
+            proxy_read_timeout 600s;
+            add_header X-Upstream $upstream_addr always;
+        }}
+    }}
+}}
+"#,
+                pid = at("nginx.pid"),
+                error_log = at("error.log"),
+                access_log = at("access.log"),
+            );
+            let conf_path = dir.path().join("nginx.conf");
+            write_file(&conf_path, conf);
+            let stderr = File::create(dir.path().join("stderr.txt")).unwrap();
+            let mut child = Command::new(&bin)
+                .arg("-p")
+                .arg(dir.path())
+                .arg("-e")
+                .arg(dir.path().join("error.log"))
+                .arg("-c")
+                .arg(&conf_path)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(stderr)
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+            let deadline = Instant::now() + secs(30);
+            loop {
+                if TcpStream::connect(&addr).is_ok() {
+                    return Nginx {
+                        child,
+                        url: format!("http://{addr}/mcp"),
+                        addr,
+                        dir,
+                    };
+                }
+                if let Ok(Some(status)) = child.try_wait() {
+                    let log = |name: &str| {
+                        std::fs::read_to_string(dir.path().join(name)).unwrap_or_default()
+                    };
+                    last_error = format!(
+                        "nginx exited ({status}):\n{}{}",
+                        log("stderr.txt"),
+                        log("error.log")
+                    );
+                    break;
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    last_error = "nginx did not listen within 30 s".into();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if !last_error.contains("in use") {
+                break;
+            }
+        }
+        panic!("cannot start nginx: {last_error}");
+    }
+
+    /// The upstream address of each request logged so far (`-` when none was reached).
+    fn access_log_upstreams(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.path().join("access.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.rsplit(' ').next().map(String::from))
+            .collect()
+    }
+
+    fn logs(&self) -> String {
+        let read =
+            |name: &str| std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_default();
+        format!(
+            "--- nginx at {}: error.log\n{}\n--- nginx access.log\n{}",
+            self.addr,
+            read("error.log"),
+            read("access.log")
+        )
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("{}", self.logs());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Two Palisades
+// ---------------------------------------------------------------------------
+
+const SHARED_SECRET: &str = "scale-out-secret-0123456789abcdef-0123456789";
+
+/// `<dir>/palisade.toml` serving the conformance fixtures, with the state key file `state.key`
+/// (written beside it) when `shared_key`.
+fn config(dir: &Path, shared_key: bool) -> String {
+    let server = if shared_key {
+        write_file(dir.join("state.key"), format!("{SHARED_SECRET}\n"));
+        "request_state_key_file = \"state.key\"\n"
+    } else {
+        ""
+    };
+    let path = config_file(
+        dir,
+        &format!(
+            "[server]\nwatch = false\n{server}\n[plugins.conformance]\npath = {}\nprefix = \"\"\n",
+            toml_str(&plugin_arg("conformance"))
+        ),
+    );
+    path_str(&path)
+}
+
+/// Two servers of `config` and a balancer in front of them.
+fn scaled_out(config: &str) -> (HttpServer, HttpServer, Nginx) {
+    let a = HttpServer::start(&["--no-watch", "--config", config]);
+    let b = HttpServer::start(&["--no-watch", "--config", config]);
+    let nginx = Nginx::start(&[&a.addr, &b.addr]);
+    (a, b, nginx)
+}
+
+fn caps() -> Value {
+    json!({"elicitation": {}})
+}
+
+/// One elicitation round trip through the balancer: where each half went, and how the second
+/// ended (its text, or its error code).
+#[derive(Debug)]
+struct Trip {
+    first: String,
+    second: String,
+    outcome: Result<String, i64>,
+}
+
+const TOOL: &str = "test_input_required_result_elicitation";
+
+/// `n` round trips (a call, then its retry with the answer and the state) through `nginx`.
+fn round_trips(nginx: &Nginx, n: usize) -> Vec<Trip> {
+    let mut c = HttpClient::new(&nginx.url);
+    c.version = MODERN_VERSION.to_string();
+    let upstream = |answer: &ModernAnswer| {
+        answer
+            .header("x-upstream")
+            .unwrap_or_else(|| panic!("no X-Upstream from nginx: {answer:?}"))
+    };
+    (0..n)
+        .map(|_| {
+            let call = c.modern_message(
+                "tools/call",
+                json!({"name": TOOL, "arguments": {}}),
+                &caps(),
+            );
+            let first = c.modern_exchange(&call, &[]);
+            let asked = first.result();
+            assert_eq!(asked["resultType"], "input_required", "{asked}");
+            let retry = c.modern_message(
+                "tools/call",
+                json!({"name": TOOL, "arguments": {}, "requestState": asked["requestState"],
+                       "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Alice"}}}}),
+                &caps(),
+            );
+            let second = c.modern_exchange(&retry, &[]);
+            let outcome = match second.response.get("result") {
+                Some(result) => Ok(tool_text(result)),
+                None => Err(error_code(&second.response)
+                    .unwrap_or_else(|| panic!("neither result nor error: {second:?}"))),
+            };
+            Trip {
+                first: upstream(&first),
+                second: upstream(&second),
+                outcome,
+            }
+        })
+        .collect()
+}
+
+/// Proves: behind a round-robin balancer, two processes sharing `request_state_key_file` complete
+/// every input round trip, including those whose retry lands on the other process; both served
+/// requests; and the official Python SDK, through the balancer, gets through every step of its
+/// 2026-07-28 run (input round trips, mirrored headers, progress over SSE), served by both.
+#[test]
+fn a_shared_key_lets_any_process_finish_a_round_trip() {
+    let dir = tempdir();
+    let config = config(dir.path(), true);
+    let (a, b, nginx) = scaled_out(&config);
+    let servers = || format!("--- server A\n{}\n--- server B\n{}", a.stderr(), b.stderr());
+
+    let trips = round_trips(&nginx, 6);
+    for trip in &trips {
+        assert_eq!(
+            trip.outcome,
+            Ok("Hello, Alice!".to_string()),
+            "{trip:?}\n{}",
+            servers()
+        );
+    }
+    assert!(
+        trips.iter().any(|t| t.first != t.second),
+        "no round trip crossed the two servers (is the balancer round robin?): {trips:?}"
+    );
+    let served: BTreeSet<&str> = trips
+        .iter()
+        .flat_map(|t| [t.first.as_str(), t.second.as_str()])
+        .collect();
+    assert_eq!(
+        served,
+        BTreeSet::from([a.addr.as_str(), b.addr.as_str()]),
+        "{trips:?}"
+    );
+
+    let before = nginx.access_log_upstreams().len();
+    let summary = run_python_modern(&["http", &nginx.url, "--no-listen"], &|| {
+        format!("{}\n{}", servers(), nginx.logs())
+    });
+    check_python_modern_summary(&summary, false);
+    let upstreams = nginx.access_log_upstreams();
+    let python: BTreeSet<&str> = upstreams[before..].iter().map(String::as_str).collect();
+    for server in [&a.addr, &b.addr] {
+        assert!(
+            python.contains(server.as_str()),
+            "{server} served none of the Python client's requests: {:?}",
+            &upstreams[before..]
+        );
+    }
+}
+
+/// Proves: without a shared key each process signs with its own, so through the balancer a round
+/// trip whose retry lands on the other process fails (-32602), while one that stays on its process
+/// completes; and directly, a state from one process is refused by the other.
+#[test]
+fn without_a_shared_key_a_round_trip_fails_across_processes() {
+    let dir = tempdir();
+    let config = config(dir.path(), false);
+    let (a, b, nginx) = scaled_out(&config);
+
+    let trips = round_trips(&nginx, 6);
+    for trip in &trips {
+        let expected = if trip.first == trip.second {
+            Ok("Hello, Alice!".to_string())
+        } else {
+            Err(INVALID_PARAMS)
+        };
+        assert_eq!(trip.outcome, expected, "{trip:?}");
+    }
+    assert!(
+        trips.iter().any(|t| t.first != t.second),
+        "no round trip crossed the two servers (is the balancer round robin?): {trips:?}"
+    );
+
+    let (mut ca, mut cb) = (a.modern_client(), b.modern_client());
+    let asked = ca.modern_result(
+        "tools/call",
+        json!({"name": TOOL, "arguments": {}}),
+        &caps(),
+    );
+    let retry = json!({"name": TOOL, "arguments": {}, "requestState": asked["requestState"],
+                       "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Alice"}}}});
+    let msg = cb.modern_message("tools/call", retry.clone(), &caps());
+    let refused = cb.modern_exchange(&msg, &[]);
+    expect_error_code(&refused.response, INVALID_PARAMS);
+    let done = ca.modern_result("tools/call", retry, &caps());
+    assert_eq!(tool_text(&done), "Hello, Alice!");
+}
