@@ -1225,7 +1225,14 @@ pub fn run_palisade_in(
     let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-    let stdin = child.stdin.take();
+    // Held open until the run ends.
+    let _stdin = child.stdin.take();
+    wait_for_output(child, timeout)
+}
+
+/// Collects a started child's stdout and stderr until it exits, killing it after `timeout`
+/// (`status` is then `None`).
+fn wait_for_output(mut child: Child, timeout: Duration) -> RunOutput {
     let collect = |mut r: Box<dyn Read + Send>| {
         thread::spawn(move || {
             let mut buf = Vec::new();
@@ -1247,7 +1254,6 @@ pub fn run_palisade_in(
             None => thread::sleep(Duration::from_millis(20)),
         }
     };
-    drop(stdin);
     RunOutput {
         status,
         stdout: out.join().unwrap(),
@@ -2588,34 +2594,9 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> RunOutput {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child =
+    let child =
         spawn_retrying(cmd).unwrap_or_else(|e| panic!("cannot start {:?}: {e}", cmd.get_program()));
-    let collect = |mut r: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = collect(Box::new(child.stdout.take().unwrap()));
-    let err = collect(Box::new(child.stderr.take().unwrap()));
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait().unwrap() {
-            Some(s) => break Some(s),
-            None if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            None => thread::sleep(Duration::from_millis(20)),
-        }
-    };
-    RunOutput {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+    wait_for_output(child, timeout)
 }
 
 /// The Python interpreter of the virtualenv `./dev test` installs the official MCP Python SDK

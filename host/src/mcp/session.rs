@@ -365,7 +365,9 @@ impl Session {
             let work = work(id.clone(), cancelled.clone());
             tokio::pin!(work);
             let outcome = tokio::select! {
-                result = &mut work => Some(result),
+                // Cancellation first: work that ends because it was cancelled (a subscription)
+                // must not be answered either.
+                biased;
                 _ = cancelled.cancelled() => {
                     // A cancelled request gets no response. Its plugin may see the cancellation
                     // (`is-cancelled`) and stop cleanly within the grace period; then it is
@@ -373,6 +375,7 @@ impl Session {
                     let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
                     None
                 }
+                result = &mut work => Some(result),
             };
             session
                 .in_flight

@@ -169,8 +169,8 @@ impl host::Host for StoreState {
         &mut self,
         requests: Vec<(String, InputRequest)>,
     ) -> wasmtime::Result<Answers> {
-        if requests.len() > MAX_ASKS_PER_CALL {
-            let why = format!("at most {MAX_ASKS_PER_CALL} requests per ask");
+        if requests.len() > MAX_REQUESTS_PER_ASK {
+            let why = format!("at most {MAX_REQUESTS_PER_ASK} requests per ask");
             return Ok(requests
                 .into_iter()
                 .map(|(key, _)| (key, Err(AskError::Failed(why.clone()))))
@@ -225,8 +225,8 @@ impl StoreState {
     }
 }
 
-/// Requests one `ask` may make.
-const MAX_ASKS_PER_CALL: usize = 16;
+/// Requests one `ask` may carry.
+const MAX_REQUESTS_PER_ASK: usize = 16;
 
 const AWAITING: &str = "awaiting the client's answer: this attempt ends, and the call runs again \
                         with the answer (MCP 2026-07-28)";

@@ -131,18 +131,11 @@ fn sampling(args: Sampling) -> ToolResult {
     };
     match host::sample(&request) {
         Ok(response) => {
-            let texts: Vec<&str> = response
-                .content
-                .iter()
-                .filter_map(|block| match block {
-                    ContentBlock::Text(t) => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            let answer = if texts.is_empty() {
+            let answer = response.text();
+            let answer = if answer.is_empty() {
                 "No response".to_string()
             } else {
-                texts.join("\n")
+                answer
             };
             ToolResult::text(format!("LLM response: {answer}"))
         }
