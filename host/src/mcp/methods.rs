@@ -215,8 +215,12 @@ impl Session {
     /// Whom a plugin call's questions go to: the client at once (initialize-based sessions), or
     /// the input requests of this attempt (2026-07-28).
     fn client_channel(self: &Arc<Self>, call: &Call<'_>) -> Arc<dyn ClientChannel> {
-        match call.modern.and_then(|m| m.round.clone()) {
-            Some(round) => round,
+        match call.modern {
+            Some(ModernCall {
+                round: Some(round), ..
+            }) => round.clone(),
+            // Lists and completions of this revision cannot carry input requests.
+            Some(_) => Arc::new(NoInput),
             None => Arc::new(SessionClient {
                 session: self.clone(),
                 related: call.id.clone(),
@@ -543,6 +547,21 @@ impl Drop for AuditEntry<'_> {
             fuel_used: self.stats.fuel_used.load(Ordering::Relaxed),
             duration: self.started.elapsed(),
         });
+    }
+}
+
+/// The client of a request that cannot ask it anything.
+struct NoInput;
+
+impl ClientChannel for NoInput {
+    fn ask(&self, requests: Vec<(String, InputRequest)>) -> crate::runtime::PendingAnswers {
+        let why = "this request cannot ask the client: in MCP 2026-07-28 only tools/call, \
+                   prompts/get and resources/read can";
+        let answers = requests
+            .into_iter()
+            .map(|(key, _)| (key, Err(AskError::Failed(why.into()))))
+            .collect();
+        Box::pin(std::future::ready(answers))
     }
 }
 
