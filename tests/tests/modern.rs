@@ -1567,6 +1567,49 @@ fn logs_reach_only_requests_that_ask_for_a_level() {
     }
 }
 
+/// Proves: over HTTP, closing a request's SSE stream after events have arrived cancels the
+/// request: the plugin sees the cancellation and stops.
+#[test]
+fn closing_the_sse_stream_cancels_the_request() {
+    use std::io::{BufRead, BufReader, Write};
+    let server = HttpServer::start(&["--no-watch", "--plugin", &plugin_arg("misbehave")]);
+    let mut params = json!({"name": "misbehave_until_cancelled", "arguments": {}});
+    params["_meta"] = json!({"progressToken": "p1"});
+    let msg = modern_message(json!(5), "tools/call", params, &no_caps());
+    let body = msg.to_string();
+    let mut tcp = std::net::TcpStream::connect(&server.addr).expect("connect");
+    write!(
+        tcp,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: misbehave_until_cancelled\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    )
+    .expect("send");
+    tcp.set_read_timeout(Some(secs(30))).expect("timeout");
+    let mut reader = BufReader::new(tcp);
+    let (mut head, mut line) = (String::new(), String::new());
+    // Headers, then the first event: the progress report.
+    while !line.starts_with("data:") {
+        line.clear();
+        assert!(reader.read_line(&mut line).expect("read") > 0, "closed early: {head}");
+        head.push_str(&line);
+    }
+    assert!(head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{head}");
+    assert!(line.contains("notifications/progress"), "{line}");
+    drop(reader);
+    assert!(
+        server.wait_for_stderr(
+            "misbehave saw the cancellation and stopped cleanly",
+            secs(60)
+        ),
+        "the plugin did not see the cancellation:\n{}",
+        server.stderr()
+    );
+}
+
 /// Proves: over HTTP, a client that closes the connection before the answer cancels its request:
 /// the plugin sees it and stops, and the server goes on serving.
 #[test]

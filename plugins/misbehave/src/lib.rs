@@ -136,6 +136,9 @@ fn progress(args: Progress) -> String {
 
 /// Works until the client cancels, checking now and then, as a well-behaved long task does.
 fn until_cancelled(_: NoArgs) -> String {
+    // A first report, so a client that asked for progress gets an event (over HTTP, an SSE
+    // stream) before the answer.
+    palisade_sdk::host::report_progress(0.0, None, Some("waiting to be cancelled"));
     for _ in 0..6000 {
         if palisade_sdk::host::is_cancelled() {
             eprintln!("misbehave saw the cancellation and stopped cleanly");

@@ -548,9 +548,14 @@ fn sse(
     let events = replayed
         .chain(live)
         .map(|e| Ok::<_, Infallible>(Event::default().id(e.id).data(e.message.to_string())));
-    Sse::new(events)
+    let mut response = Sse::new(events)
         .keep_alive(KeepAlive::default())
-        .into_response()
+        .into_response();
+    // Proxies such as nginx would otherwise hold events back.
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
