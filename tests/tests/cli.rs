@@ -103,6 +103,33 @@ fn inspect_misbehave_shows_every_tool() {
     }
 }
 
+/// Proves: `inspect` shows which parameters a tool mirrors into `Mcp-Param-*` headers, and says
+/// when a tool's markings break the rules, so it is left out when served.
+#[test]
+fn inspect_shows_header_mirroring_and_broken_markings() {
+    let out = run(&["inspect", &plugin_arg("conformance")]);
+    assert!(out.success(), "{out}");
+    assert!(
+        out.stdout.contains("header: Mcp-Param-Region <- region"),
+        "test_custom_header mirrors region:\n{out}"
+    );
+    let out = run(&["inspect", &plugin_arg("misbehave")]);
+    assert!(out.success(), "{out}");
+    // The tool's line and the indented lines under it.
+    let bad: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("  bad_header:"))
+        .take_while(|l| l.starts_with("  bad_header:") || l.starts_with("    "))
+        .collect();
+    assert!(!bad.is_empty(), "no bad_header tool:\n{out}");
+    let bad = bad.join("\n");
+    assert!(
+        bad.contains("LEFT OUT when served") && bad.contains("string, integer, boolean"),
+        "bad_header marks a number:\n{bad}"
+    );
+}
+
 #[test]
 fn inspect_refuses_what_is_not_a_component() {
     let dir = tempdir();

@@ -620,6 +620,24 @@ fn import_status(name: &str, config: &PluginConfig) -> String {
 }
 
 /// A description of a component for `palisade inspect`: its exports, its tools and its imports.
+/// The parameters a tool mirrors into HTTP headers (`x-mcp-header`), or why the markings get the
+/// tool left out when served.
+fn describe_header_params(out: &mut String, input_schema: &str) -> std::fmt::Result {
+    use std::fmt::Write as _;
+    let Ok(serde_json::Value::Object(schema)) = serde_json::from_str(input_schema) else {
+        return Ok(());
+    };
+    match crate::catalog::header_params::header_params(&schema) {
+        Ok(params) => {
+            for param in params {
+                writeln!(out, "    header: Mcp-Param-{} <- {}", param.name, param.path.join("."))?;
+            }
+            Ok(())
+        }
+        Err(why) => writeln!(out, "    LEFT OUT when served: {why}"),
+    }
+}
+
 pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> {
     let wasm = std::fs::read(&config.path)
         .with_context(|| format!("cannot read {}", config.path.display()))?;
@@ -678,6 +696,7 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
                     tool.description.as_deref().unwrap_or("(no description)")
                 )?;
                 writeln!(out, "    input schema: {}", tool.input_schema)?;
+                describe_header_params(&mut out, &tool.input_schema)?;
             }
             writeln!(out, "\nresources ({}):", plugin.resources.len())?;
             for r in &plugin.resources {
