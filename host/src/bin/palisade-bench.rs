@@ -33,6 +33,10 @@ struct Args {
     /// Also write the results here, as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Send every call as a stateless MCP 2026-07-28 request (no initialize) instead of in a
+    /// 2025-11-25 session.
+    #[arg(long)]
+    stateless: bool,
 }
 
 struct Client {
@@ -40,6 +44,8 @@ struct Client {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
+    /// `_meta` of stateless requests; `None` in a session.
+    meta: Option<Value>,
 }
 
 impl Client {
@@ -67,10 +73,11 @@ impl Client {
 
     fn call(&mut self, tool: &str) -> Result<Duration> {
         let started = Instant::now();
-        let result = self.request(
-            "tools/call",
-            json!({"name": tool, "arguments": {"name": "bench"}}),
-        )?;
+        let mut params = json!({"name": tool, "arguments": {"name": "bench"}});
+        if let Some(meta) = &self.meta {
+            params["_meta"] = meta.clone();
+        }
+        let result = self.request("tools/call", params)?;
         let elapsed = started.elapsed();
         if result["content"][0]["text"] != "Hello, bench!" {
             bail!("{tool} answered {result}");
@@ -141,12 +148,18 @@ fn main() -> Result<()> {
         stdout: BufReader::new(child.stdout.take().context("stdout")?),
         child,
         next_id: 0,
+        meta: args.stateless.then(|| {
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                   "io.modelcontextprotocol/clientCapabilities": {}})
+        }),
     };
-    client.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "palisade-bench", "version": "0"}}),
-    )?;
+    if !args.stateless {
+        client.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "palisade-bench", "version": "0"}}),
+        )?;
+    }
     let tools = [("sandboxed", "hello_greet"), ("native", "native_greet")];
     for (_, tool) in tools {
         for _ in 0..args.warmup {
@@ -168,7 +181,12 @@ fn main() -> Result<()> {
     let _ = std::fs::remove_dir_all(&scratch);
 
     let [sandboxed, native] = samples.map(stats);
-    println!("sequential tools/call over stdio, one server, {rounds} interleaved rounds");
+    let protocol = if args.stateless {
+        "stateless 2026-07-28 requests"
+    } else {
+        "a 2025-11-25 session"
+    };
+    println!("sequential tools/call over stdio ({protocol}), one server, {rounds} interleaved rounds");
     println!(
         "{:<10} {:>7} {:>10} {:>10} {:>10}",
         "tool", "calls", "calls/s", "p50 µs", "p99 µs"
@@ -186,6 +204,7 @@ fn main() -> Result<()> {
         let row = |s: &Stats| json!({"calls": s.calls, "calls_per_sec": s.calls_per_sec, "p50_us": s.p50_us, "p99_us": s.p99_us});
         let report = json!({
             "benchmark": "stdio sequential tools/call",
+            "protocol": if args.stateless { "2026-07-28" } else { "2025-11-25" },
             "sandboxed": row(&sandboxed),
             "native": row(&native),
             "p50_ratio": p50_ratio,

@@ -35,9 +35,10 @@ pub(super) struct InputRound {
     capabilities: Value,
     /// Answers known to this attempt, by key.
     answers: Map<String, Value>,
-    /// Who the state is issued to, and which request it resumes.
+    /// Who the state is issued to.
     principal: Arc<str>,
-    request: String,
+    /// Which request it resumes: computed only when a state is issued (most calls ask nothing).
+    request: RequestKey,
     settings: StateSettings,
     asked: Mutex<Asked>,
 }
@@ -70,11 +71,15 @@ impl InputRound {
         arguments: &Value,
         params: &Map<String, Value>,
     ) -> Result<InputRound, RpcError> {
-        let request = request_digest(method, target, arguments);
+        let request = RequestKey {
+            method: method.into(),
+            target: target.into(),
+            arguments: arguments.clone(),
+        };
         let mut answers = match params.get("requestState") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::String(sealed)) => {
-                RequestState::open(sealed, &settings.key, &principal, &request)
+                RequestState::open(sealed, &settings.key, &principal, &request.digest())
                     .map_err(|e| RpcError::new(INVALID_PARAMS, e.to_string()))?
                     .answers
             }
@@ -137,7 +142,7 @@ impl InputRound {
             let state = RequestState::new(
                 self.settings.ttl,
                 &self.principal,
-                self.request.clone(),
+                self.request.digest(),
                 asked.used.clone(),
             )
             .seal(&self.settings.key);
@@ -205,6 +210,19 @@ impl InputRound {
                 Err(AskError::AwaitingAnswer)
             }
         }
+    }
+}
+
+/// What makes a retry the same request.
+struct RequestKey {
+    method: String,
+    target: String,
+    arguments: Value,
+}
+
+impl RequestKey {
+    fn digest(&self) -> String {
+        request_digest(&self.method, &self.target, &self.arguments)
     }
 }
 
