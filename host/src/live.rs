@@ -189,7 +189,9 @@ impl Live {
             let current = self.plugins.iter().find(|p| *p.name == *config.name);
             if let Some(current) = current {
                 let same_file = file_sha256(&config.path).is_some_and(|h| h == current.wasm_sha256);
-                if current.config == config && same_file && !relisted.plugins.contains(&current.name)
+                if current.config == config
+                    && same_file
+                    && !relisted.plugins.contains(&current.name)
                 {
                     plugins.push(current.clone());
                     continue;

@@ -4,25 +4,11 @@ use std::process::Command;
 
 use palisade_tests::*;
 
-/// The Python interpreter of the virtualenv `./dev test` installs the official SDK into.
-fn python() -> std::path::PathBuf {
-    if let Some(p) = std::env::var_os("PALISADE_PYTHON") {
-        return p.into();
-    }
-    let p = repo_root().join("target/pyclient/bin/python");
-    assert!(
-        p.exists(),
-        "{} is missing: run ./dev test (it installs the MCP Python SDK for this test)",
-        p.display()
-    );
-    p
-}
-
 #[test]
 fn official_python_sdk_lists_and_calls_tools_over_stdio() {
     let cache = tempdir();
     let script = repo_root().join("tests/clients/python_stdio.py");
-    let out = Command::new(python())
+    let out = Command::new(pyclient_python())
         .arg(&script)
         .arg(palisade_bin())
         .arg(plugin_path("hello"))
@@ -149,7 +135,7 @@ fn official_python_sdk_uses_resources_prompts_completions_and_roots() {
     );
     let cache = tempdir();
     let script = repo_root().join("tests/clients/python_surface.py");
-    let out = Command::new(python())
+    let out = Command::new(pyclient_python())
         .arg(&script)
         .arg(palisade_bin())
         .arg(&config)
@@ -254,7 +240,7 @@ fn official_python_sdk_lists_and_calls_tools_over_http() {
         &plugin_arg("misbehave"),
     ]);
     let script = repo_root().join("tests/clients/python_http.py");
-    let out = Command::new(python())
+    let out = Command::new(pyclient_python())
         .arg(&script)
         .arg(&server.url)
         .output()

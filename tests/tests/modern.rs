@@ -285,7 +285,9 @@ fn every_result_says_its_type_server_and_cache_hints() {
     let config = conformance_toml();
     for mut wire in Wire::both(&["--no-watch", "--config", &config]) {
         let on = wire.name();
-        let cases: [(&str, Value, Option<(u64, &str)>); 8] = [
+        // Method, params, and the expected `ttlMs` and `cacheScope` (none for uncacheable results).
+        type Case<'a> = (&'a str, Value, Option<(u64, &'a str)>);
+        let cases: [Case; 8] = [
             ("tools/list", Value::Null, Some((60_000, "public"))),
             ("prompts/list", Value::Null, Some((60_000, "public"))),
             (
@@ -1594,10 +1596,17 @@ fn closing_the_sse_stream_cancels_the_request() {
     // Headers, then the first event: the progress report.
     while !line.starts_with("data:") {
         line.clear();
-        assert!(reader.read_line(&mut line).expect("read") > 0, "closed early: {head}");
+        assert!(
+            reader.read_line(&mut line).expect("read") > 0,
+            "closed early: {head}"
+        );
         head.push_str(&line);
     }
-    assert!(head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
     assert!(line.contains("notifications/progress"), "{line}");
     drop(reader);
     assert!(
@@ -1786,7 +1795,7 @@ fn subscriptions_over_stdio() {
     while let Some(m) = s.recv_timeout(Duration::ZERO) {
         stray.push(m);
     }
-    stray.extend(s.notifications.drain(..));
+    stray.append(&mut s.notifications);
     for m in &stray {
         let method = m["method"].as_str().unwrap_or_default();
         let sub = subscription_id(m);

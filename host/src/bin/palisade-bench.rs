@@ -186,7 +186,9 @@ fn main() -> Result<()> {
     } else {
         "a 2025-11-25 session"
     };
-    println!("sequential tools/call over stdio ({protocol}), one server, {rounds} interleaved rounds");
+    println!(
+        "sequential tools/call over stdio ({protocol}), one server, {rounds} interleaved rounds"
+    );
     println!(
         "{:<10} {:>7} {:>10} {:>10} {:>10}",
         "tool", "calls", "calls/s", "p50 µs", "p99 µs"

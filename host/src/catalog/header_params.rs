@@ -188,12 +188,18 @@ mod tests {
             }
         }))
         .unwrap();
-        let names: Vec<(String, &str)> =
-            found.iter().map(|p| (p.path.join("."), p.name.as_str())).collect();
+        let names: Vec<(String, &str)> = found
+            .iter()
+            .map(|p| (p.path.join("."), p.name.as_str()))
+            .collect();
         let names: Vec<(&str, &str)> = names.iter().map(|(p, n)| (p.as_str(), *n)).collect();
         assert_eq!(
             names,
-            [("opts.dry", "Dry-Run"), ("opts.limit", "Limit"), ("region", "Region")]
+            [
+                ("opts.dry", "Dry-Run"),
+                ("opts.limit", "Limit"),
+                ("region", "Region")
+            ]
         );
     }
 
@@ -202,14 +208,23 @@ mod tests {
         let cases = [
             (json!({ "type": "number", "x-mcp-header": "N" }), "type"),
             (json!({ "type": "object", "x-mcp-header": "O" }), "type"),
-            (json!({ "type": "string", "x-mcp-header": "" }), "field name"),
-            (json!({ "type": "string", "x-mcp-header": "a b" }), "field name"),
-            (json!({ "type": "string", "x-mcp-header": "a\nb" }), "field name"),
+            (
+                json!({ "type": "string", "x-mcp-header": "" }),
+                "field name",
+            ),
+            (
+                json!({ "type": "string", "x-mcp-header": "a b" }),
+                "field name",
+            ),
+            (
+                json!({ "type": "string", "x-mcp-header": "a\nb" }),
+                "field name",
+            ),
             (json!({ "type": "string", "x-mcp-header": 7 }), "string"),
         ];
         for (property, why) in cases {
-            let err = params(json!({ "type": "object", "properties": { "p": property } }))
-                .unwrap_err();
+            let err =
+                params(json!({ "type": "object", "properties": { "p": property } })).unwrap_err();
             assert!(err.contains(why), "{err}");
         }
         let unreachable = [
@@ -239,7 +254,10 @@ mod tests {
         let args = json!({ "a": { "b": 42 } });
         assert_eq!(p(ParamKind::Integer).expected(&args), Some(json!(42)));
         assert_eq!(p(ParamKind::Integer).expected(&json!({ "a": {} })), None);
-        assert_eq!(p(ParamKind::Integer).expected(&json!({ "a": { "b": null } })), None);
+        assert_eq!(
+            p(ParamKind::Integer).expected(&json!({ "a": { "b": null } })),
+            None
+        );
         assert!(p(ParamKind::Integer).matches("42", &json!(42)));
         assert!(p(ParamKind::Integer).matches("42.0", &json!(42)));
         assert!(!p(ParamKind::Integer).matches("43", &json!(42)));

@@ -2,10 +2,10 @@
 //! routed by URI, completions routed to the plugin that owns the prompt or template. Orders are
 //! deterministic, collisions are errors, lists are paginated.
 
+pub mod header_params;
 mod page;
 mod prompts;
 mod resources;
-pub mod header_params;
 mod tools;
 pub mod uri_template;
 

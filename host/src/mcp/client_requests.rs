@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 use super::version::ProtocolVersion as V;
 use super::{Session, wire};
 use crate::runtime::bindings::host::{
-    AskError, ClientRoot, ElicitationAction, ElicitationRequest, ElicitationResponse,
-    InputRequest, InputResponse, SamplingRequest, SamplingResponse,
+    AskError, ClientRoot, ElicitationAction, ElicitationRequest, ElicitationResponse, InputRequest,
+    InputResponse, SamplingRequest, SamplingResponse,
 };
 use crate::runtime::bindings::types::{
     ContentBlock, EmbeddedResource, MediaContent, ResourceBody, ResourceContents, ResourceLink,
@@ -78,7 +78,9 @@ pub(super) fn input_request(
         InputRequest::Elicit(r) => Ok(("elicitation/create", client.elicitation_params(r)?)),
         InputRequest::Sample(r) => Ok(("sampling/createMessage", client.sampling_params(r)?)),
         InputRequest::ListRoots => {
-            client.capability("roots").ok_or(Unaskable::Missing("roots"))?;
+            client
+                .capability("roots")
+                .ok_or(Unaskable::Missing("roots"))?;
             Ok(("roots/list", json!({})))
         }
     }
@@ -115,11 +117,18 @@ impl ClientChannel for SessionClient {
         let (session, related) = (self.session.clone(), self.related.clone());
         Box::pin(async move {
             let version = session.version();
-            let capabilities = session.client_capabilities.get().cloned().unwrap_or_default();
+            let capabilities = session
+                .client_capabilities
+                .get()
+                .cloned()
+                .unwrap_or_default();
             let asked = requests.into_iter().map(|(key, request)| {
                 let shaped = match version {
                     Some(version) => input_request(
-                        &ClientView { version, capabilities: &capabilities },
+                        &ClientView {
+                            version,
+                            capabilities: &capabilities,
+                        },
                         request,
                     )
                     .map_err(|e| e.to_string()),

@@ -172,7 +172,11 @@ impl InputRound {
         None
     }
 
-    fn answer(&self, key: &str, request: InputRequest) -> Result<crate::runtime::bindings::host::InputResponse, AskError> {
+    fn answer(
+        &self,
+        key: &str,
+        request: InputRequest,
+    ) -> Result<crate::runtime::bindings::host::InputResponse, AskError> {
         let client = ClientView {
             version: self.version,
             capabilities: &self.capabilities,
@@ -193,7 +197,8 @@ impl InputRound {
                     Ok(response)
                 }
                 Err(why) => {
-                    let why = format!("params.inputResponses[\"{key}\"] does not answer {method}: {why}");
+                    let why =
+                        format!("params.inputResponses[\"{key}\"] does not answer {method}: {why}");
                     asked.invalid.get_or_insert(why.clone());
                     Err(AskError::Failed(why))
                 }
@@ -296,25 +301,43 @@ mod tests {
         let caps = json!({ "elicitation": {} });
         let first = round(caps.clone(), json!({})).unwrap();
         assert!(matches!(ask(&first, "name"), Err(AskError::AwaitingAnswer)));
-        let Some(Ok(result)) = first.outcome(true) else { panic!() };
+        let Some(Ok(result)) = first.outcome(true) else {
+            panic!()
+        };
         assert_eq!(result["resultType"], "input_required");
-        assert_eq!(result["inputRequests"]["name"]["method"], "elicitation/create");
+        assert_eq!(
+            result["inputRequests"]["name"]["method"],
+            "elicitation/create"
+        );
         let state = result["requestState"].as_str().unwrap().to_string();
 
         // Round two answers `name` and asks `color`; round three gets both.
-        let second = round(caps.clone(), json!({
-            "requestState": state,
-            "inputResponses": { "name": { "action": "accept", "content": { "name": "Ann" } } },
-        }))
+        let second = round(
+            caps.clone(),
+            json!({
+                "requestState": state,
+                "inputResponses": { "name": { "action": "accept", "content": { "name": "Ann" } } },
+            }),
+        )
         .unwrap();
-        assert!(matches!(ask(&second, "name"), Ok(InputResponse::Elicit(r)) if r.action == ElicitationAction::Accept));
-        assert!(matches!(ask(&second, "color"), Err(AskError::AwaitingAnswer)));
-        let Some(Ok(result)) = second.outcome(true) else { panic!() };
+        assert!(
+            matches!(ask(&second, "name"), Ok(InputResponse::Elicit(r)) if r.action == ElicitationAction::Accept)
+        );
+        assert!(matches!(
+            ask(&second, "color"),
+            Err(AskError::AwaitingAnswer)
+        ));
+        let Some(Ok(result)) = second.outcome(true) else {
+            panic!()
+        };
         assert!(result["inputRequests"].get("name").is_none());
-        let third = round(caps, json!({
-            "requestState": result["requestState"],
-            "inputResponses": { "color": { "action": "accept", "content": { "name": "red" } } },
-        }))
+        let third = round(
+            caps,
+            json!({
+                "requestState": result["requestState"],
+                "inputResponses": { "color": { "action": "accept", "content": { "name": "red" } } },
+            }),
+        )
         .unwrap();
         assert!(ask(&third, "name").is_ok() && ask(&third, "color").is_ok());
         assert!(third.outcome(false).is_none());
@@ -325,9 +348,14 @@ mod tests {
         let round = round(json!({ "sampling": {} }), json!({})).unwrap();
         assert!(matches!(ask(&round, "name"), Err(AskError::Failed(_))));
         assert!(round.outcome(false).is_none());
-        let Some(Err(error)) = round.outcome(true) else { panic!() };
+        let Some(Err(error)) = round.outcome(true) else {
+            panic!()
+        };
         assert_eq!(error.code, MISSING_CLIENT_CAPABILITY);
-        assert_eq!(error.data, Some(json!({ "requiredCapabilities": { "elicitation": {} } })));
+        assert_eq!(
+            error.data,
+            Some(json!({ "requiredCapabilities": { "elicitation": {} } }))
+        );
     }
 
     #[test]
@@ -339,10 +367,16 @@ mod tests {
             json!({ "requestState": "forged.state" }),
             json!({ "requestState": 7 }),
         ] {
-            assert_eq!(round(caps.clone(), params).err().unwrap().code, INVALID_PARAMS);
+            assert_eq!(
+                round(caps.clone(), params).err().unwrap().code,
+                INVALID_PARAMS
+            );
         }
         let wrong = round(caps, json!({ "inputResponses": { "name": { "nope": 1 } } })).unwrap();
         assert!(ask(&wrong, "name").is_err());
-        assert_eq!(wrong.outcome(true).unwrap().unwrap_err().code, INVALID_PARAMS);
+        assert_eq!(
+            wrong.outcome(true).unwrap().unwrap_err().code,
+            INVALID_PARAMS
+        );
     }
 }

@@ -15,12 +15,12 @@ use super::jsonrpc::{
     INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
 };
 use super::plugin_events::{self, LEVELS};
+use super::stateless::ModernCall;
 use super::version::ProtocolVersion;
 use super::{Session, wire};
 use crate::audit::AuditRecord;
 use crate::catalog::{Backend, Catalog, CompletionTarget};
 use crate::config::RootsAccess;
-use super::stateless::ModernCall;
 use crate::runtime::bindings::host::{
     AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
 };
@@ -109,7 +109,11 @@ impl Session {
                     .is_some_and(|t| t.confirm);
                 if confirm && let Err((outcome, why)) = self.confirm(&call, name, &arguments).await
                 {
-                    let outcome = if call.awaiting_input() { "input-required" } else { outcome };
+                    let outcome = if call.awaiting_input() {
+                        "input-required"
+                    } else {
+                        outcome
+                    };
                     audit.finish(outcome, Some(&why));
                     return Ok(wire::call_error(&why));
                 }
@@ -190,7 +194,9 @@ impl Session {
             .pop()
             .map(|(_, answer)| answer);
         match answer {
-            Some(Ok(InputResponse::Elicit(answer))) if answer.action == ElicitationAction::Accept => {
+            Some(Ok(InputResponse::Elicit(answer)))
+                if answer.action == ElicitationAction::Accept =>
+            {
                 Ok(())
             }
             Some(Ok(_)) => Err((
@@ -208,7 +214,10 @@ impl Session {
                      configuration), and this client cannot be asked: {why}. It did not run."
                 ),
             )),
-            None => Err(("not-confirmed", format!("no confirmation for `{name}`; it did not run"))),
+            None => Err((
+                "not-confirmed",
+                format!("no confirmation for `{name}`; it did not run"),
+            )),
         }
     }
 
@@ -278,7 +287,8 @@ impl Session {
             RESOURCE_NOT_FOUND
         };
         let not_found = || {
-            RpcError::new(code, format!("resource not found: {uri}")).with_data(json!({ "uri": uri }))
+            RpcError::new(code, format!("resource not found: {uri}"))
+                .with_data(json!({ "uri": uri }))
         };
         let catalog = self.server.catalog();
         let plugin = catalog

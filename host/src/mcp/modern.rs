@@ -66,7 +66,11 @@ impl RequestMeta {
         let requested = meta
             .get(META_PROTOCOL_VERSION)
             .and_then(Value::as_str)
-            .ok_or_else(|| malformed(format!("params._meta[\"{META_PROTOCOL_VERSION}\"] must be a string")))?;
+            .ok_or_else(|| {
+                malformed(format!(
+                    "params._meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
+                ))
+            })?;
         let capabilities = meta
             .get(META_CLIENT_CAPABILITIES)
             .filter(|c| c.is_object())

@@ -37,7 +37,10 @@ impl Session {
         let mut result = match method {
             "server/discover" => Ok(self.server.discover_result(version)),
             "subscriptions/listen" => self.listen(id, &params, &cancelled).await,
-            "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list"
+            "tools/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "prompts/list"
             | "completion/complete" => {
                 let modern = ModernCall { meta, round: None };
                 self.request(version, id, method, params, cancelled, Some(&modern))
@@ -114,7 +117,10 @@ impl Session {
             let notifications = match change {
                 Ok(change) => honored.notifications_for(&change),
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, "a subscription fell behind; announcing every list it follows");
+                    tracing::warn!(
+                        missed,
+                        "a subscription fell behind; announcing every list it follows"
+                    );
                     honored.every_list()
                 }
                 Err(broadcast::error::RecvError::Closed) => return Ok(json!({})),
@@ -300,15 +306,21 @@ mod tests {
             json!({ "toolsListChanged": true, "resourceSubscriptions": ["file:///a"] })
         );
         assert_eq!(
-            filter.notifications_for(&Change::ListChanged(ListKind::Tools)).len(),
+            filter
+                .notifications_for(&Change::ListChanged(ListKind::Tools))
+                .len(),
             1
         );
-        assert!(filter
-            .notifications_for(&Change::ListChanged(ListKind::Prompts))
-            .is_empty());
-        assert!(filter
-            .notifications_for(&Change::ResourceUpdated("file:///b".into()))
-            .is_empty());
+        assert!(
+            filter
+                .notifications_for(&Change::ListChanged(ListKind::Prompts))
+                .is_empty()
+        );
+        assert!(
+            filter
+                .notifications_for(&Change::ResourceUpdated("file:///b".into()))
+                .is_empty()
+        );
         assert_eq!(
             filter.notifications_for(&Change::ResourceUpdated("file:///a".into()))[0].1,
             json!({ "uri": "file:///a" })

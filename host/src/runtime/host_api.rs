@@ -147,28 +147,29 @@ impl host::Host for StoreState {
         &mut self,
         request: ElicitationRequest,
     ) -> wasmtime::Result<Result<ElicitationResponse, String>> {
-        Ok(match self.ask_one("elicit", InputRequest::Elicit(request)).await {
-            Ok(InputResponse::Elicit(answer)) => Ok(answer),
-            Ok(_) => Err("the client answered something else than an elicitation".into()),
-            Err(why) => Err(why),
-        })
+        Ok(
+            match self.ask_one("elicit", InputRequest::Elicit(request)).await {
+                Ok(InputResponse::Elicit(answer)) => Ok(answer),
+                Ok(_) => Err("the client answered something else than an elicitation".into()),
+                Err(why) => Err(why),
+            },
+        )
     }
 
     async fn sample(
         &mut self,
         request: SamplingRequest,
     ) -> wasmtime::Result<Result<SamplingResponse, String>> {
-        Ok(match self.ask_one("sample", InputRequest::Sample(request)).await {
-            Ok(InputResponse::Sample(answer)) => Ok(answer),
-            Ok(_) => Err("the client answered something else than a sampling result".into()),
-            Err(why) => Err(why),
-        })
+        Ok(
+            match self.ask_one("sample", InputRequest::Sample(request)).await {
+                Ok(InputResponse::Sample(answer)) => Ok(answer),
+                Ok(_) => Err("the client answered something else than a sampling result".into()),
+                Err(why) => Err(why),
+            },
+        )
     }
 
-    async fn ask(
-        &mut self,
-        requests: Vec<(String, InputRequest)>,
-    ) -> wasmtime::Result<Answers> {
+    async fn ask(&mut self, requests: Vec<(String, InputRequest)>) -> wasmtime::Result<Answers> {
         if requests.len() > MAX_REQUESTS_PER_ASK {
             let why = format!("at most {MAX_REQUESTS_PER_ASK} requests per ask");
             return Ok(requests
@@ -209,7 +210,11 @@ impl host::Host for StoreState {
 impl StoreState {
     /// `elicit` and `sample`, the single-question forms of `ask`: their keys number the
     /// questions in the order the plugin asks them, the same on every attempt of a call.
-    async fn ask_one(&mut self, kind: &str, request: InputRequest) -> Result<InputResponse, String> {
+    async fn ask_one(
+        &mut self,
+        kind: &str,
+        request: InputRequest,
+    ) -> Result<InputResponse, String> {
         let Some(client) = &self.call.client else {
             return Err(NO_CLIENT.to_string());
         };

@@ -630,7 +630,12 @@ fn describe_header_params(out: &mut String, input_schema: &str) -> std::fmt::Res
     match crate::catalog::header_params::header_params(&schema) {
         Ok(params) => {
             for param in params {
-                writeln!(out, "    header: Mcp-Param-{} <- {}", param.name, param.path.join("."))?;
+                writeln!(
+                    out,
+                    "    header: Mcp-Param-{} <- {}",
+                    param.name,
+                    param.path.join(".")
+                )?;
             }
             Ok(())
         }

@@ -547,8 +547,13 @@ fn sse(
     });
     let events = replayed
         .chain(live)
-        .map(|e| Ok::<_, Infallible>(Event::default().id(e.id).data(e.message.to_string())));
-    let mut response = Sse::new(events)
+        .map(|e| Event::default().id(e.id).data(e.message.to_string()));
+    sse_response(events)
+}
+
+/// An SSE response of `events`, with keep-alive comments, that proxies pass on unbuffered.
+fn sse_response(events: impl futures_util::Stream<Item = Event> + Send + 'static) -> Response {
+    let mut response = Sse::new(events.map(Ok::<_, Infallible>))
         .keep_alive(KeepAlive::default())
         .into_response();
     // Proxies such as nginx would otherwise hold events back.

@@ -6,11 +6,10 @@
 //! never act on different values. The response is JSON, or an SSE stream when notifications come
 //! before it; closing that stream cancels the request.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -18,7 +17,7 @@ use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use super::{http_error, json_response};
+use super::{http_error, json_response, sse_response};
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError};
 use crate::mcp::modern::{
@@ -45,7 +44,12 @@ pub fn is_modern(headers: &HeaderMap, body: &Value) -> bool {
 }
 
 /// Serves one stateless POST.
-pub async fn post(server: &Arc<Server>, headers: &HeaderMap, identity: Identity, body: Value) -> Response {
+pub async fn post(
+    server: &Arc<Server>,
+    headers: &HeaderMap,
+    identity: Identity,
+    body: Value,
+) -> Response {
     let Value::Object(message) = body else {
         return http_error(
             StatusCode::BAD_REQUEST,
@@ -165,15 +169,8 @@ fn sse(first: Value, received: mpsc::UnboundedReceiver<Frame>, guard: CancelOnDr
     );
     let events = futures_util::stream::once(async { first })
         .chain(rest)
-        .map(|message| Ok::<_, Infallible>(Event::default().data(message.to_string())));
-    let mut response = Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    // Proxies such as nginx would otherwise hold events back.
-    response
-        .headers_mut()
-        .insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
+        .map(|message| Event::default().data(message.to_string()));
+    sse_response(events)
 }
 
 /// The HTTP status of a response sent as plain JSON.
@@ -264,7 +261,10 @@ fn check_standard_headers(
         "resources/read" => "uri",
         _ => return Ok(()),
     };
-    let body = params.get(field).and_then(Value::as_str).unwrap_or_default();
+    let body = params
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     match header(headers, "mcp-name")? {
         None => Err(mismatch(format!("Mcp-Name is required for {method}"))),
         Some(value) => {
@@ -294,7 +294,10 @@ fn check_param_headers(
         return Ok(());
     }
     let catalog = server.catalog();
-    let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     // An unknown tool is the call's own error, reported as such.
     let Some(tool) = catalog.tool(name) else {
         return Ok(());
@@ -334,6 +337,7 @@ fn check_param_headers(
 
 #[cfg(test)]
 mod tests {
+    use axum::http::HeaderValue;
     use serde_json::json;
 
     use super::*;
@@ -357,9 +361,18 @@ mod tests {
     fn modern_posts_are_told_apart_from_legacy_ones() {
         let legacy = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
         assert!(!is_modern(&headers(&[]), &legacy));
-        assert!(!is_modern(&headers(&[("mcp-protocol-version", "2025-11-25")]), &legacy));
-        assert!(is_modern(&headers(&[("mcp-protocol-version", "2026-07-28")]), &legacy));
-        assert!(is_modern(&headers(&[("mcp-protocol-version", "v999")]), &legacy));
+        assert!(!is_modern(
+            &headers(&[("mcp-protocol-version", "2025-11-25")]),
+            &legacy
+        ));
+        assert!(is_modern(
+            &headers(&[("mcp-protocol-version", "2026-07-28")]),
+            &legacy
+        ));
+        assert!(is_modern(
+            &headers(&[("mcp-protocol-version", "v999")]),
+            &legacy
+        ));
         let discover = json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover" });
         assert!(is_modern(&headers(&[]), &discover));
         let with_meta = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list",
@@ -373,26 +386,47 @@ mod tests {
         let ok = |h: &[(&str, &str)]| check_standard_headers(&headers(h), "tools/call", &call);
         assert!(ok(&[("mcp-method", "tools/call"), ("mcp-name", "greet")]).is_ok());
         assert!(ok(&[("MCP-METHOD", "tools/call"), ("Mcp-Name", "  greet\t")]).is_ok());
-        assert!(ok(&[("mcp-method", "tools/call"), ("mcp-name", "=?base64?Z3JlZXQ=?=")]).is_ok());
+        assert!(
+            ok(&[
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "=?base64?Z3JlZXQ=?=")
+            ])
+            .is_ok()
+        );
         for bad in [
             vec![("mcp-name", "greet")],
             vec![("mcp-method", "TOOLS/CALL"), ("mcp-name", "greet")],
             vec![("mcp-method", "tools/call")],
             vec![("mcp-method", "tools/call"), ("mcp-name", "other")],
-            vec![("mcp-method", "tools/call"), ("mcp-name", "=?base64?Z3JlZXQ?=")],
-            vec![("mcp-method", "tools/call"), ("mcp-name", "=?base64?Z3J!!lZXQ=?=")],
-            vec![("mcp-method", "tools/call"), ("mcp-method", "tools/call"), ("mcp-name", "greet")],
+            vec![
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "=?base64?Z3JlZXQ?="),
+            ],
+            vec![
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "=?base64?Z3J!!lZXQ=?="),
+            ],
+            vec![
+                ("mcp-method", "tools/call"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "greet"),
+            ],
         ] {
             assert_eq!(ok(&bad).unwrap_err().code, HEADER_MISMATCH, "{bad:?}");
         }
         // Values that merely look like the sentinel are literal.
         let literal = params(json!({ "name": "=?base64?SGVsbG8=" }));
-        assert!(check_standard_headers(
-            &headers(&[("mcp-method", "prompts/get"), ("mcp-name", "=?base64?SGVsbG8=")]),
-            "prompts/get",
-            &literal
-        )
-        .is_ok());
+        assert!(
+            check_standard_headers(
+                &headers(&[
+                    ("mcp-method", "prompts/get"),
+                    ("mcp-name", "=?base64?SGVsbG8=")
+                ]),
+                "prompts/get",
+                &literal
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -402,9 +436,13 @@ mod tests {
             "io.modelcontextprotocol/clientCapabilities": {},
         }})))
         .unwrap();
-        let mismatch = check_version_header(&headers(&[("mcp-protocol-version", "2026-07-28")]), &meta);
+        let mismatch =
+            check_version_header(&headers(&[("mcp-protocol-version", "2026-07-28")]), &meta);
         assert_eq!(mismatch.unwrap_err().code, HEADER_MISMATCH);
-        assert_eq!(check_version_header(&headers(&[]), &meta).unwrap_err().code, HEADER_MISMATCH);
+        assert_eq!(
+            check_version_header(&headers(&[]), &meta).unwrap_err().code,
+            HEADER_MISMATCH
+        );
         assert!(check_version_header(&headers(&[("mcp-protocol-version", "v999")]), &meta).is_ok());
     }
 
@@ -414,6 +452,9 @@ mod tests {
         assert_eq!(status_of(&error(-32601)), StatusCode::NOT_FOUND);
         assert_eq!(status_of(&error(-32021)), StatusCode::BAD_REQUEST);
         assert_eq!(status_of(&error(-32602)), StatusCode::OK);
-        assert_eq!(status_of(&json!({ "jsonrpc": "2.0", "id": 1, "result": {} })), StatusCode::OK);
+        assert_eq!(
+            status_of(&json!({ "jsonrpc": "2.0", "id": 1, "result": {} })),
+            StatusCode::OK
+        );
     }
 }
