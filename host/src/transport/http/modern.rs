@@ -68,9 +68,11 @@ pub async fn post(
         // No client notification exists in this revision over HTTP: taken, and nothing to do.
         return StatusCode::ACCEPTED.into_response();
     };
+    // Borrowed: the arguments may be large, and the message goes on to the session whole.
+    let no_params = Map::new();
     let params = match message.get("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(params)) => params.clone(),
+        None | Some(Value::Null) => &no_params,
+        Some(Value::Object(params)) => params,
         Some(_) => {
             let error = RpcError::invalid_params("params must be an object");
             return rpc_error(StatusCode::BAD_REQUEST, &id, error);
@@ -78,11 +80,11 @@ pub async fn post(
     };
     // The order the specification implies: `_meta` first, then the headers against it, then
     // whether the version is served, then the other headers.
-    let checked = RequestMeta::parse(&params)
+    let checked = RequestMeta::parse(params)
         .and_then(|meta| check_version_header(headers, &meta).map(|()| meta))
         .and_then(|meta| meta.version())
-        .and_then(|_| check_standard_headers(headers, method, &params))
-        .and_then(|()| check_param_headers(server, headers, method, &params));
+        .and_then(|_| check_standard_headers(headers, method, params))
+        .and_then(|()| check_param_headers(server, headers, method, params));
     if let Err(error) = checked {
         return rpc_error(StatusCode::BAD_REQUEST, &id, error);
     }
@@ -302,14 +304,14 @@ fn check_param_headers(
     let Some(tool) = catalog.tool(name) else {
         return Ok(());
     };
-    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+    let arguments = params.get("arguments").unwrap_or(&Value::Null);
     for param in &tool.header_params {
         let header_name = format!("mcp-param-{}", param.name.to_ascii_lowercase());
         let shown = format!("Mcp-Param-{}", param.name);
         let sent = header(headers, &header_name)?
             .map(|v| decode(&shown, &v))
             .transpose()?;
-        match (param.expected(&arguments), sent) {
+        match (param.expected(arguments), sent) {
             (None, None) => {}
             (Some(_), None) => {
                 return Err(mismatch(format!(
