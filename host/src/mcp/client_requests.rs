@@ -11,6 +11,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
+use super::session::ROOTS_TIMEOUT;
 use super::version::ProtocolVersion as V;
 use super::{Session, wire};
 use crate::runtime::bindings::host::{
@@ -27,8 +28,6 @@ use crate::runtime::{ClientChannel, PendingAnswers};
 const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long the client's model may take to sample.
 const SAMPLING_TIMEOUT: Duration = Duration::from_secs(300);
-/// How long the client may take to list its roots.
-const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the client of one request can be asked: its revision and declared capabilities.
 pub(super) struct ClientView<'a> {

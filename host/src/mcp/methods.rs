@@ -14,7 +14,7 @@ use super::client_requests::SessionClient;
 use super::jsonrpc::{
     INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
 };
-use super::plugin_events::{self, LEVELS};
+use super::plugin_events::{self, LEVEL_NAMES};
 use super::stateless::ModernCall;
 use super::version::ProtocolVersion;
 use super::{Session, wire};
@@ -445,16 +445,12 @@ impl Session {
 
     fn set_level(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
         let level = string_param(params, "level")?;
-        let (_, level) = LEVELS
-            .iter()
-            .find(|(name, _)| *name == level)
-            .ok_or_else(|| {
-                RpcError::invalid_params(format!(
-                    "unknown log level `{level}`: use one of debug, info, notice, warning, error, \
-                 critical, alert, emergency"
-                ))
-            })?;
-        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = *level;
+        let level = plugin_events::parse_level(level).ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "unknown log level `{level}`: use one of {LEVEL_NAMES}"
+            ))
+        })?;
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = level;
         Ok(json!({}))
     }
 

@@ -170,9 +170,12 @@ impl Server {
     }
 
     fn initialize_result(&self, version: ProtocolVersion) -> Value {
-        let mut server_info = json!({ "name": "palisade", "version": env!("CARGO_PKG_VERSION") });
-        if version >= ProtocolVersion::V2025_06_18 {
-            server_info["title"] = "Palisade".into();
+        let mut server_info = modern::server_info();
+        if version < ProtocolVersion::V2025_06_18
+            && let Some(info) = server_info.as_object_mut()
+        {
+            // `title` came with 2025-06-18.
+            info.remove("title");
         }
         json!({
             "protocolVersion": version.as_str(),

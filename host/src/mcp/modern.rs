@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::jsonrpc::{INVALID_PARAMS, RpcError};
-use super::plugin_events::LEVELS;
+use super::plugin_events::{LEVEL_NAMES, parse_level};
 use super::version::ProtocolVersion;
 use crate::runtime::bindings::host::LogLevel;
 
@@ -81,16 +81,11 @@ impl RequestMeta {
             })?;
         let log_level = match meta.get(META_LOG_LEVEL) {
             None | Some(Value::Null) => None,
-            Some(level) => {
-                let name = level.as_str().unwrap_or_default();
-                let (_, level) = LEVELS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-                    malformed(format!(
-                        "params._meta[\"{META_LOG_LEVEL}\"] must be one of debug, info, notice, \
-                         warning, error, critical, alert, emergency"
-                    ))
-                })?;
-                Some(*level)
-            }
+            Some(level) => Some(level.as_str().and_then(parse_level).ok_or_else(|| {
+                malformed(format!(
+                    "params._meta[\"{META_LOG_LEVEL}\"] must be one of {LEVEL_NAMES}"
+                ))
+            })?),
         };
         Ok(RequestMeta {
             requested: requested.to_string(),

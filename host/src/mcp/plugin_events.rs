@@ -192,6 +192,18 @@ pub(super) const LEVELS: [(&str, LogLevel); 8] = [
     ("emergency", LogLevel::Emergency),
 ];
 
+/// The level an MCP level name (`debug` ... `emergency`) names.
+pub(super) fn parse_level(name: &str) -> Option<LogLevel> {
+    LEVELS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, level)| *level)
+}
+
+/// The level names, for error messages.
+pub(super) const LEVEL_NAMES: &str =
+    "debug, info, notice, warning, error, critical, alert, emergency";
+
 fn level_name(level: LogLevel) -> &'static str {
     LEVELS[severity(level) as usize].0
 }

@@ -14,6 +14,7 @@ use tokio_util::task::TaskTracker;
 use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
 use super::modern::{self, RequestMeta};
 use super::plugin_events::LogGate;
+use super::stateless::list_changed_method;
 use super::version::ProtocolVersion;
 use super::{Change, Server, roots};
 use crate::config::Identity;
@@ -49,7 +50,7 @@ pub type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
 type Work = std::pin::Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send>>;
 
 /// How long the server waits for the client's roots.
-const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a call for a plugin granted roots waits for the client's `roots/list` answer.
 const ROOTS_WAIT: Duration = Duration::from_secs(5);
@@ -620,12 +621,7 @@ async fn forward_changes(
             continue;
         }
         let list_changed = |kind: ListKind| {
-            let method = match kind {
-                ListKind::Tools => "notifications/tools/list_changed",
-                ListKind::Resources => "notifications/resources/list_changed",
-                ListKind::Prompts => "notifications/prompts/list_changed",
-            };
-            session.send(jsonrpc::notification(method, json!({})));
+            session.send(jsonrpc::notification(list_changed_method(kind), json!({})));
         };
         match change {
             Ok(Change::ListChanged(kind)) => list_changed(kind),
