@@ -9,7 +9,9 @@
 //! Locations:
 //! - the binary: `$PALISADE_BIN`, else `<repo>/target/debug/palisade`;
 //! - the plugins: `$PALISADE_PLUGIN_DIR`, else `<repo>/target/plugins/<name>.wasm`;
-//! - the MCP schemas: `$PALISADE_MCP_SPEC/schema`, else the copy vendored in `tests/mcp-schema`.
+//! - the MCP schemas: `$PALISADE_MCP_SPEC/schema`, else the copy vendored in `tests/mcp-schema`;
+//! - compiled components: one cache shared by every test, `<repo>/target/test-cache` (see
+//!   [`shared_cache_dir`]); the tests of the cache itself use their own.
 //!
 //! Timeouts are generous; `$PALISADE_TEST_TIMEOUT_SCALE` (a float, default 1)
 //! multiplies all of them on a very slow machine.
@@ -148,6 +150,41 @@ pub fn write_file(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) {
     }
     std::fs::write(path, contents).unwrap();
 }
+
+/// The compile cache every test server uses unless the test says otherwise. Sharing it is safe
+/// (entries are keyed by the component's digest and the engine, and written atomically) and
+/// saves compiling the same plugins in every test: the Python and JavaScript examples take many
+/// seconds each. The first call also compiles those two, one process each, so that tests
+/// starting in parallel do not all compile them at once.
+pub fn shared_cache_dir() -> PathBuf {
+    static WARM: std::sync::Once = std::sync::Once::new();
+    let dir = repo_root().join("target/test-cache");
+    WARM.call_once(|| {
+        let warming: Vec<_> = LARGE_PLUGINS
+            .iter()
+            .map(|name| repo_root().join(format!("target/plugins/{name}.wasm")))
+            .filter(|path| path.is_file())
+            .filter_map(|path| {
+                Command::new(palisade_bin())
+                    .arg("inspect")
+                    .arg("--cache-dir")
+                    .arg(&dir)
+                    .arg(path)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .ok()
+            })
+            .collect();
+        for mut child in warming {
+            let _ = child.wait();
+        }
+    });
+    dir
+}
+
+/// Plugins large enough to compile once for the whole test run.
+const LARGE_PLUGINS: [&str; 2] = ["textkit-py", "textkit-js"];
 
 /// A fresh temporary directory, removed when dropped.
 pub fn tempdir() -> tempfile::TempDir {
@@ -370,7 +407,7 @@ impl ServerBuilder {
         self.cwd = Some(dir.as_ref().to_path_buf());
         self
     }
-    /// Do not add `--cache-dir <fresh tempdir>` (e.g. to test `cache_dir` from a config file).
+    /// Do not add `--cache-dir <shared cache>` (e.g. to test `cache_dir` from a config file).
     pub fn no_default_cache_dir(mut self) -> Self {
         self.default_cache_dir = false;
         self
@@ -384,13 +421,9 @@ impl ServerBuilder {
             .args
             .iter()
             .any(|a| a == "--cache-dir" || a.starts_with("--cache-dir="));
-        let cache_dir = if self.default_cache_dir && !gives_cache_dir {
-            let dir = tempdir();
-            cmd.arg("--cache-dir").arg(dir.path());
-            Some(dir)
-        } else {
-            None
-        };
+        if self.default_cache_dir && !gives_cache_dir {
+            cmd.arg("--cache-dir").arg(shared_cache_dir());
+        }
         cmd.env("RUST_LOG", "info");
         for (k, v) in &self.env {
             cmd.env(k, v);
@@ -461,7 +494,6 @@ impl ServerBuilder {
             timeout: default_timeout(),
             transcript: VecDeque::new(),
             exited: None,
-            _cache_dir: cache_dir,
         }
     }
 }
@@ -494,11 +526,10 @@ pub struct Server {
     /// The last messages each way, for failure reports.
     transcript: VecDeque<String>,
     exited: Option<ExitStatus>,
-    _cache_dir: Option<tempfile::TempDir>,
 }
 
 impl Server {
-    /// `palisade serve <args>` with a fresh `--cache-dir` unless `args` has one.
+    /// `palisade serve <args>` with the [shared](shared_cache_dir) `--cache-dir` unless `args` has one.
     pub fn start(args: &[&str]) -> Server {
         Server::builder().args(args).start()
     }
@@ -1479,7 +1510,7 @@ pub struct HttpServer {
 const LISTENING: &str = "palisade: listening on http://";
 
 impl HttpServer {
-    /// `palisade serve <args> --http 127.0.0.1:0` (a fresh `--cache-dir` unless `args` has one).
+    /// `palisade serve <args> --http 127.0.0.1:0` (the shared `--cache-dir` unless `args` has one).
     pub fn start(args: &[&str]) -> HttpServer {
         HttpServer::start_with(Server::builder().args(args))
     }

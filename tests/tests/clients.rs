@@ -6,13 +6,13 @@ use palisade_tests::*;
 
 #[test]
 fn official_python_sdk_lists_and_calls_tools_over_stdio() {
-    let cache = tempdir();
+    let cache = shared_cache_dir();
     let script = repo_root().join("tests/clients/python_stdio.py");
     let out = Command::new(pyclient_python())
         .arg(&script)
         .arg(palisade_bin())
         .arg(plugin_path("hello"))
-        .arg(cache.path())
+        .arg(cache.as_path())
         .output()
         .expect("running the Python client");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -74,8 +74,8 @@ fn inspector_with(
 
 #[test]
 fn mcp_inspector_cli_lists_and_calls_tools_over_stdio() {
-    let cache = tempdir();
-    let listed = inspector(cache.path(), &["--method", "tools/list"]);
+    let cache = shared_cache_dir();
+    let listed = inspector(cache.as_path(), &["--method", "tools/list"]);
     let names: Vec<&str> = listed["tools"]
         .as_array()
         .expect("a tools array")
@@ -84,7 +84,7 @@ fn mcp_inspector_cli_lists_and_calls_tools_over_stdio() {
         .collect();
     assert_eq!(names, ["hello_echo", "hello_greet"], "{listed}");
     let called = inspector(
-        cache.path(),
+        cache.as_path(),
         &[
             "--method",
             "tools/call",
@@ -133,13 +133,13 @@ fn official_python_sdk_uses_resources_prompts_completions_and_roots() {
             files_wasm = toml_str(&plugin_arg("files")),
         ),
     );
-    let cache = tempdir();
+    let cache = shared_cache_dir();
     let script = repo_root().join("tests/clients/python_surface.py");
     let out = Command::new(pyclient_python())
         .arg(&script)
         .arg(palisade_bin())
         .arg(&config)
-        .arg(cache.path())
+        .arg(cache.as_path())
         .arg(&notes)
         .arg(&project)
         .arg(&second)
@@ -169,10 +169,10 @@ fn official_python_sdk_uses_resources_prompts_completions_and_roots() {
 /// note, and fills a prompt, against the example configuration.
 #[test]
 fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
-    let cache = tempdir();
+    let cache = shared_cache_dir();
     let config = path_str(&repo_root().join("plugins/palisade.toml"));
     let serve = ["--config", config.as_str(), "--no-watch"];
-    let listed = inspector_with(cache.path(), &serve, &["--method", "resources/list"]);
+    let listed = inspector_with(cache.as_path(), &serve, &["--method", "resources/list"]);
     let uris: Vec<&str> = listed["resources"]
         .as_array()
         .expect("a resources array")
@@ -185,7 +185,7 @@ fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
         "{listed}"
     );
     let templates = inspector_with(
-        cache.path(),
+        cache.as_path(),
         &serve,
         &["--method", "resources/templates/list"],
     );
@@ -194,7 +194,7 @@ fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
         "{templates}"
     );
     let read = inspector_with(
-        cache.path(),
+        cache.as_path(),
         &serve,
         &["--method", "resources/read", "--uri", "notes://welcome"],
     );
@@ -202,7 +202,7 @@ fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
         std::fs::read_to_string(repo_root().join("plugins/notes/example/welcome.md")).unwrap();
     assert_eq!(read["contents"][0]["text"], welcome.as_str(), "{read}");
     let prompt = inspector_with(
-        cache.path(),
+        cache.as_path(),
         &serve,
         &[
             "--method",

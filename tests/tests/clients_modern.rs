@@ -16,10 +16,10 @@ fn conformance_toml() -> String {
 /// and a `subscriptions/listen` stream that sees a tool list change.
 #[test]
 fn official_python_sdk_speaks_2026_07_28_over_stdio() {
-    let cache = tempdir();
+    let cache = shared_cache_dir();
     let palisade = path_str(&palisade_bin());
     let config = conformance_toml();
-    let cache_dir = path_str(cache.path());
+    let cache_dir = path_str(cache.as_path());
     let summary = run_python_modern(&["stdio", &palisade, &config, &cache_dir], &|| {
         "(the server ran as the client's subprocess)".to_string()
     });
@@ -107,14 +107,14 @@ fn mcp_inspector_cli_modern_era_over_http() {
 /// Proves: the same over stdio, the Inspector starting the server itself.
 #[test]
 fn mcp_inspector_cli_modern_era_over_stdio() {
-    let cache = tempdir();
+    let cache = shared_cache_dir();
     let server = vec![
         path_str(&palisade_bin()),
         "serve".to_string(),
         "--config".to_string(),
         conformance_toml(),
         "--cache-dir".to_string(),
-        path_str(cache.path()),
+        path_str(cache.as_path()),
     ];
     inspector_lists_and_calls(None, &server);
 }

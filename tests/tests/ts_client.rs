@@ -37,12 +37,12 @@ fn example_config() -> String {
 
 #[test]
 fn official_typescript_sdk_over_stdio() {
-    let cache = tempdir();
+    let cache = shared_cache_dir();
     run_script(&[
         "stdio",
         &path_str(&palisade_bin()),
         &example_config(),
-        &path_str(cache.path()),
+        &path_str(cache.as_path()),
     ]);
 }
 

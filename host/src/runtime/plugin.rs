@@ -678,7 +678,14 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
     )?;
     writeln!(out, "\nexports:")?;
     for (name, _) in ty.exports(&runtime.engine) {
-        writeln!(out, "  {name}")?;
+        // Toolchains add exports of their own (componentize-py exports `exports` with its build-time
+        // `init`); the host never calls them.
+        let note = if name.starts_with("palisade:plugin/") {
+            ""
+        } else {
+            " (not part of the contract: never called)"
+        };
+        writeln!(out, "  {name}{note}")?;
     }
     writeln!(out, "\nimports (and what the sandbox gives for each):")?;
     for (name, _) in ty.imports(&runtime.engine) {
