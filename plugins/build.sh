@@ -63,7 +63,7 @@ python_sdk() {
     if [[ ! -x "$env/bin/palisade-py" ]] || ! cmp -s "$sdk/pyproject.toml" "$env/pyproject.toml"; then
         log "installing the Python plugin SDK (componentize-py) in $env"
         python3 -m venv "$env"
-        "$env/bin/pip" install --quiet --disable-pip-version-check -e "$sdk" >&2
+        "$env/bin/pip" install --quiet --disable-pip-version-check -e "$sdk[test]" >&2
         cp "$sdk/pyproject.toml" "$env/pyproject.toml"
     fi
     echo "$env/bin/palisade-py"
