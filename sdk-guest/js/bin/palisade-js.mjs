@@ -1,0 +1,319 @@
+#!/usr/bin/env node
+// palisade-js: builds a Palisade plugin written in JavaScript into a WebAssembly component.
+//
+//   palisade-js build APP.js [-o OUT.wasm] [--wit DIR] [--world WORLD] [--bundle FILE]
+//
+// 1. esbuild bundles the app, the SDK and anything else it imports into one ES module (the
+//    componentizer resolves no packages, and relative imports only below one directory); the
+//    WIT imports (`palisade:*`, `wasi:*`) stay imports.
+// 2. When the app reads files (the SDK's `fs` imports `wasi:filesystem`), the world is extended
+//    with `wasi:filesystem`, whose WIT comes with the pinned componentize-js (through jco).
+// 3. The pinned componentize-js builds the component, without `wasi:http` (no `fetch`).
+
+import { parseArgs } from 'node:util';
+import { existsSync, statSync, readFileSync, readdirSync, mkdtempSync, writeFileSync, cpSync, mkdirSync, rmSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const SDK_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
+const VERSION = JSON.parse(readFileSync(join(SDK_DIR, 'package.json'), 'utf8')).version;
+
+const USAGE = `Usage: palisade-js build APP.js [options]
+
+Builds APP.js, a Palisade plugin written with @palisade/sdk, into a WebAssembly component.
+
+Options:
+  -o, --out FILE     Where to write the component (default: APP's name with .wasm, next to it)
+      --wit DIR      The palisade:plugin WIT directory (default: $PALISADE_WIT, else the wit/
+                     directory of the Palisade repository this SDK is in)
+      --world NAME   The world to build (default: plugin)
+      --bundle FILE  Also write the bundled JavaScript there (line numbers in the plugin's stack
+                     traces refer to it)
+  -h, --help         Show this help
+  -v, --version      Show the SDK's version`;
+
+class BuildError extends Error {}
+
+async function main(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        out: { type: 'string', short: 'o' },
+        wit: { type: 'string' },
+        world: { type: 'string' },
+        bundle: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (error) {
+    throw new BuildError(`${error.message}\n\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  if (values.version) {
+    console.log(VERSION);
+    return;
+  }
+  const [command, app, ...extra] = positionals;
+  if (command !== 'build') {
+    throw new BuildError(command === undefined ? USAGE : `unknown command \`${command}\` (the only one is \`build\`)\n\n${USAGE}`);
+  }
+  if (app === undefined) {
+    throw new BuildError(`which app? palisade-js build APP.js\n\n${USAGE}`);
+  }
+  if (extra.length > 0) {
+    throw new BuildError(`unexpected argument(s): ${extra.join(' ')}\n\n${USAGE}`);
+  }
+  await build({
+    app: resolve(app),
+    out: values.out === undefined ? undefined : resolve(values.out),
+    wit: values.wit === undefined ? undefined : resolve(values.wit),
+    world: values.world ?? 'plugin',
+    bundle: values.bundle === undefined ? undefined : resolve(values.bundle),
+  });
+}
+
+async function build({ app, out, wit, world, bundle }) {
+  const started = performance.now();
+  if (!existsSync(app) || !statSync(app).isFile()) {
+    throw new BuildError(`no such file: ${app}`);
+  }
+  out ??= join(dirname(app), `${basename(app, extname(app))}.wasm`);
+  const witDir = findWit(wit);
+  const worlds = readWorlds(witDir);
+  if (!worlds.names.includes(world)) {
+    throw new BuildError(`the WIT in ${witDir} has no world \`${world}\` (it has ${worlds.names.map((w) => `\`${w}\``).join(', ') || 'none'}); pass --world`);
+  }
+
+  const work = mkdtempSync(join(tmpdir(), 'palisade-js-'));
+  try {
+    const code = await bundleApp(app, worlds.exports[world]);
+    const source = join(work, `${basename(app, extname(app))}.js`);
+    writeFileSync(source, code);
+    if (bundle !== undefined) {
+      writeFileSync(bundle, code);
+    }
+
+    // The world, extended with wasi:filesystem when the app reads files.
+    let witPath = witDir;
+    let worldName = world;
+    const filesystem = /["']wasi:filesystem\/[a-z-]+@([0-9][0-9A-Za-z.+-]*)["']/.exec(code);
+    if (filesystem !== null) {
+      witPath = join(work, 'wit');
+      worldName = 'app';
+      extendWorld(witDir, worlds.package, world, filesystem[1], witPath);
+    }
+
+    const { componentize } = await import('@bytecodealliance/componentize-js');
+    // componentize-js maps the source's directory (or the working directory, when the source is
+    // below it) into the build; running from the work directory keeps that to the bundle.
+    const cwd = process.cwd();
+    process.chdir(work);
+    let component;
+    try {
+      ({ component } = await componentize({
+        sourcePath: source,
+        witPath,
+        worldName,
+        disableFeatures: ['http', 'fetch-event'],
+      }));
+    } catch (error) {
+      throw new BuildError(`componentize-js could not build ${app}:\n${String(error?.message ?? error).trimEnd()}`);
+    } finally {
+      process.chdir(cwd);
+    }
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, component);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const megabytes = (component.length / 1e6).toFixed(1);
+    console.error(`palisade-js: built ${out} (${megabytes} MB) in ${seconds} s`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The WIT directory: --wit, $PALISADE_WIT, or the repository's wit/ next to this SDK. */
+function findWit(given) {
+  const candidates = [
+    [given, '--wit'],
+    [process.env.PALISADE_WIT ? resolve(process.env.PALISADE_WIT) : undefined, '$PALISADE_WIT'],
+  ];
+  for (const [dir, from] of candidates) {
+    if (dir !== undefined) {
+      if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+        throw new BuildError(`${from} names ${dir}, which is not a directory`);
+      }
+      return dir;
+    }
+  }
+  const repository = resolve(SDK_DIR, '..', '..', 'wit');
+  if (existsSync(join(repository, 'worlds.wit'))) {
+    return repository;
+  }
+  throw new BuildError('cannot find the palisade:plugin WIT: pass --wit DIR (the wit/ directory of the Palisade repository) or set $PALISADE_WIT');
+}
+
+/** The package of a WIT directory, its worlds, and the interfaces each world exports. */
+function readWorlds(dir) {
+  const files = readdirSync(dir).filter((name) => name.endsWith('.wit'));
+  let pkg;
+  const names = [];
+  const exports = {};
+  for (const file of files) {
+    const text = readFileSync(join(dir, file), 'utf8').replace(/\/\/[^\n]*/g, '');
+    pkg ??= /^\s*package\s+([^;\s]+)\s*;/m.exec(text)?.[1];
+    for (const match of text.matchAll(/\bworld\s+([a-z][a-z0-9-]*)\s*\{([^}]*)\}/g)) {
+      names.push(match[1]);
+      // Plain `export name;` lines: the interfaces the app must export (camelCased).
+      exports[match[1]] = [...match[2].matchAll(/\bexport\s+([a-z][a-z0-9-]*)\s*;/g)].map((m) => camel(m[1]));
+    }
+  }
+  if (pkg === undefined) {
+    throw new BuildError(`${dir} holds no WIT package (no .wit file with a \`package\` line)`);
+  }
+  return { package: pkg, names, exports };
+}
+
+function camel(name) {
+  return name.replace(/-([a-z0-9])/g, (_, c) => c.toUpperCase());
+}
+
+/** Bundles the app into one ES module; the WIT imports stay imports. */
+async function bundleApp(app, required = []) {
+  const esbuild = await import('esbuild');
+  let result;
+  try {
+    result = await esbuild.build({
+      entryPoints: [app],
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'neutral',
+      target: 'es2023',
+      mainFields: ['module', 'main'],
+      conditions: ['palisade-component'],
+      external: ['palisade:*', 'wasi:*'],
+      keepNames: true,
+      charset: 'utf8',
+      legalComments: 'none',
+      metafile: true,
+      logLevel: 'silent',
+      plugins: [sdkFallback(), noNodeBuiltins()],
+    });
+  } catch (error) {
+    const messages = await esbuild.formatMessages(error.errors ?? [], { kind: 'error', color: process.stderr.isTTY });
+    throw new BuildError(`cannot bundle ${app}:\n${messages.join('').trimEnd() || error.message}`);
+  }
+  const [output] = result.outputFiles;
+  const exported = Object.values(result.metafile.outputs)[0]?.exports ?? [];
+  const missing = required.filter((name) => !exported.includes(name));
+  if (missing.length > 0) {
+    throw new BuildError(
+      `${app} does not export ${missing.map((m) => `\`${m}\``).join(', ')}, which the world needs: end it with\n` +
+        `  export const { ${required.join(', ')} } = plugin.exports();`,
+    );
+  }
+  return output.text;
+}
+
+/** `@palisade/sdk` resolves to this SDK when the app's folder has no copy of its own. */
+function sdkFallback() {
+  return {
+    name: 'palisade-sdk-fallback',
+    setup(build) {
+      build.onResolve({ filter: /^@palisade\/sdk$/ }, async (args) => {
+        if (args.pluginData?.fallback) return undefined;
+        const found = await build.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: { fallback: true },
+        });
+        if (found.errors.length === 0) return found;
+        return { path: join(SDK_DIR, 'index.js') };
+      });
+    },
+  };
+}
+
+/** Node's built-in modules do not exist inside a component: say so, and what to use instead. */
+function noNodeBuiltins() {
+  const hints = { fs: "use `fs` from '@palisade/sdk' (fs.readText, fs.readBytes, fs.readDir, fs.writeFile)" };
+  return {
+    name: 'palisade-no-node-builtins',
+    setup(build) {
+      build.onResolve({ filter: /^node:/ }, (args) => {
+        const name = args.path.slice('node:'.length).split('/')[0];
+        return {
+          errors: [{ text: `\`${args.path}\` is a Node.js module; a Palisade plugin runs in a WebAssembly sandbox without Node's APIs${hints[name] ? `: ${hints[name]}` : ''}` }],
+        };
+      });
+    },
+  };
+}
+
+/**
+ * Writes to `into` a WIT directory whose world `app` is `world` of `pkg` plus
+ * wasi:filesystem@`version`, with the packages it needs under deps/.
+ */
+function extendWorld(witDir, pkg, world, version, into) {
+  const wasi = findWasiWit(version);
+  const deps = join(into, 'deps');
+  mkdirSync(deps, { recursive: true });
+  // The contract itself, and whatever it depends on.
+  const contract = join(deps, 'contract');
+  mkdirSync(contract);
+  for (const name of readdirSync(witDir)) {
+    const path = join(witDir, name);
+    if (name.endsWith('.wit')) {
+      cpSync(path, join(contract, name));
+    } else if (name === 'deps' && statSync(path).isDirectory()) {
+      cpSync(path, deps, { recursive: true });
+    }
+  }
+  for (const name of ['io', 'clocks', 'filesystem']) {
+    const target = join(deps, `wasi-${name}@${version}`);
+    if (!existsSync(target)) {
+      cpSync(join(wasi, `wasi-${name}`), target, { recursive: true });
+    }
+  }
+  const [name, pkgVersion] = pkg.split('@');
+  const at = pkgVersion === undefined ? '' : `@${pkgVersion}`;
+  writeFileSync(
+    join(into, 'app.wit'),
+    `package palisade-js:app;\n\nworld app {\n  include ${name}/${world}${at};\n  import wasi:filesystem/preopens@${version};\n  import wasi:filesystem/types@${version};\n}\n`,
+  );
+}
+
+/** The WASI 0.2 WIT that comes with componentize-js (through jco), for `version`. */
+function findWasiWit(version) {
+  const componentizeJs = dirname(dirname(fileURLToPath(import.meta.resolve('@bytecodealliance/componentize-js'))));
+  for (let dir = componentizeJs; ; dir = dirname(dir)) {
+    for (const base of [join(dir, 'node_modules', '@bytecodealliance', 'jco'), join(dir, 'jco')]) {
+      const wit = join(base, 'lib', 'wit', 'builtin', version);
+      if (existsSync(join(wit, 'wasi-filesystem'))) {
+        return wit;
+      }
+    }
+    if (dirname(dir) === dir) {
+      throw new BuildError(`cannot find the WIT of wasi:filesystem@${version}, which should come with componentize-js (through jco); reinstall the SDK's dependencies (npm ci)`);
+    }
+  }
+}
+
+main(process.argv.slice(2)).catch((error) => {
+  if (error instanceof BuildError) {
+    console.error(`palisade-js: ${error.message}`);
+  } else {
+    console.error(`palisade-js: ${error?.stack ?? error}`);
+  }
+  process.exitCode = 1;
+});

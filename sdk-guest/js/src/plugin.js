@@ -1,0 +1,514 @@
+// The plugin as a whole: what it offers, and its implementation of the WIT exports.
+
+import { NotFound, InvalidParams, ToolError, toPluginError, reportUnexpected, describe } from './errors.js';
+import { objectSchema, checkObjectSchema, checkHeaders, prepareArguments, SchemaError, kind } from './schema.js';
+import { UriTemplate } from './template.js';
+import { ToolResult, toToolResult, toContents, toPromptResult, text, json, size, annotations, icons } from './content.js';
+import { toCompleter, runCompleter } from './completion.js';
+
+/** What the WIT contract allows in a tool name. */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+const TOOL_KEYS = ['name', 'title', 'description', 'input', 'inputSchema', 'output', 'outputSchema', 'readOnly', 'destructive', 'idempotent', 'openWorld', 'icons', 'meta'];
+const RESOURCE_KEYS = ['uri', 'name', 'title', 'description', 'mimeType', 'size', 'annotations', 'icons', 'meta', 'file'];
+const TEMPLATE_KEYS = ['uriTemplate', 'name', 'title', 'description', 'mimeType', 'annotations', 'icons', 'meta', 'complete'];
+const PROMPT_KEYS = ['name', 'title', 'description', 'arguments', 'icons', 'meta', 'complete'];
+const ARGUMENT_KEYS = ['description', 'title', 'optional', 'required', 'complete'];
+
+/** A mistake in the plugin's definition. */
+export class DefinitionError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'DefinitionError';
+  }
+}
+
+/**
+ * Everything a plugin offers. Declare tools, resources, resource templates and prompts with the
+ * methods below (each returns the plugin, so calls chain), then export the WIT interfaces:
+ *
+ *     export const { tools, resources, prompts, completion } = plugin.exports();
+ *
+ * Declarations run once, when the component is built: a mistake in one (a bad name, a field of
+ * an unknown type, two tools with one name) throws a {@link DefinitionError} there, so the build
+ * fails with a message naming the tool and the field.
+ */
+export class Plugin {
+  #tools = new Map();
+  #resources = new Map();
+  #listers = [];
+  #templates = new Map();
+  #prompts = new Map();
+
+  /**
+   * Declares a tool. `spec`:
+   *
+   * - `name` (1 to 64 of `A-Z a-z 0-9 _ -`), `title`, `description`;
+   * - `input`: the arguments in the compact form (`{ name: 'string', count: 'integer?' }`, see
+   *   the README), or `inputSchema`: a full JSON Schema object; neither means no arguments;
+   * - `output` (compact form) or `outputSchema`: the schema of the structured content;
+   * - hints: `readOnly`, `destructive`, `idempotent`, `openWorld` (booleans);
+   * - `icons`, `meta`.
+   *
+   * `handler(args)` gets the arguments (defaults filled in) and returns the result: a string,
+   * a plain object (structured content), a content block, `toolResult({...})`... Throw a
+   * `ToolError` for a failure the model should read. It may be async.
+   */
+  tool(spec, handler) {
+    const where = `tool \`${spec?.name}\``;
+    checkSpec(spec, TOOL_KEYS, where);
+    if (typeof spec.name !== 'string' || !TOOL_NAME.test(spec.name)) {
+      throw new DefinitionError(`tool name ${JSON.stringify(spec.name)} is not 1 to 64 characters of A-Z a-z 0-9 _ -`);
+    }
+    if (this.#tools.has(spec.name)) {
+      throw new DefinitionError(`two tools are named \`${spec.name}\``);
+    }
+    checkHandler(handler, where);
+    if (spec.input !== undefined && spec.inputSchema !== undefined) {
+      throw new DefinitionError(`${where}: give either \`input\` or \`inputSchema\`, not both`);
+    }
+    if (spec.output !== undefined && spec.outputSchema !== undefined) {
+      throw new DefinitionError(`${where}: give either \`output\` or \`outputSchema\`, not both`);
+    }
+    const compact = spec.inputSchema === undefined;
+    const inputSchema = schemaOf(where, 'input', () => (compact ? objectSchema(spec.input ?? {}) : checkObjectSchema(spec.inputSchema)));
+    schemaOf(where, 'input', () => checkHeaders(inputSchema));
+    let outputSchema;
+    if (spec.output !== undefined) {
+      outputSchema = schemaOf(where, 'output', () => objectSchema(spec.output));
+    } else if (spec.outputSchema !== undefined) {
+      outputSchema = schemaOf(where, 'output', () => checkObjectSchema(spec.outputSchema));
+    }
+    const hints = {
+      readOnlyHint: hint(spec.readOnly, 'readOnly', where),
+      destructiveHint: hint(spec.destructive, 'destructive', where),
+      idempotentHint: hint(spec.idempotent, 'idempotent', where),
+      openWorldHint: hint(spec.openWorld, 'openWorld', where),
+    };
+    const hasHints = Object.values(hints).some((value) => value !== undefined);
+    this.#tools.set(spec.name, {
+      handler,
+      inputSchema,
+      compact,
+      listed: {
+        name: spec.name,
+        title: optionalString(spec.title, 'title', where),
+        description: optionalString(spec.description, 'description', where),
+        inputSchema: JSON.stringify(inputSchema),
+        outputSchema: outputSchema === undefined ? undefined : JSON.stringify(outputSchema),
+        annotations: hasHints ? { title: undefined, ...hints } : undefined,
+        icons: icons(spec.icons),
+        meta: json(spec.meta),
+      },
+    });
+    return this;
+  }
+
+  /**
+   * Declares a resource with a fixed URI. `spec`: `uri`, `name`, `title`, `description`,
+   * `mimeType`, `size`, `annotations`, `icons`, `meta`, `file` (the path of the file its contents
+   * come from, which the host watches). `read(uri)` returns a string (text), a Uint8Array
+   * (bytes), or `contents(...)`, one or a list. It may be async.
+   */
+  resource(spec, read) {
+    const where = `resource \`${spec?.uri}\``;
+    const info = resourceInfo(spec, where);
+    checkHandler(read, where);
+    if (this.#resources.has(info.uri)) {
+      throw new DefinitionError(`two resources have the URI \`${info.uri}\``);
+    }
+    this.#resources.set(info.uri, { info, read });
+    return this;
+  }
+
+  /**
+   * Declares a function that lists resources when the client asks, for resources that come and
+   * go (the files in a directory, say). It returns a list of resource descriptions, with the
+   * keys of {@link Plugin#resource}'s `spec`; each is read by the first resource template its
+   * URI matches (`percentEncode` builds URIs that match). Listed after the fixed resources; a
+   * URI listed already is left out.
+   */
+  resourceLister(list) {
+    checkHandler(list, 'resource lister');
+    this.#listers.push(list);
+    return this;
+  }
+
+  /**
+   * Declares a family of resources named by an RFC 6570 URI template, such as
+   * `notes://{name}` (`{var}`: no `/ ? #` and other reserved characters; `{+var}`: anything).
+   * `spec`: `uriTemplate`, `name`, `title`, `description`, `mimeType`, `annotations`, `icons`,
+   * `meta`, `complete` (`{ variable: ['a', 'b'] | (typed, context) => values }`).
+   * `read(vars, uri)` gets the variables' values, percent-decoded; throw `NotFound` for values
+   * that name nothing. It returns what a resource's `read` does.
+   */
+  resourceTemplate(spec, read) {
+    const where = `resource template \`${spec?.uriTemplate}\``;
+    checkSpec(spec, TEMPLATE_KEYS, where);
+    if (typeof spec.uriTemplate !== 'string') {
+      throw new DefinitionError(`a resource template needs a \`uriTemplate\` (a string), got ${kind(spec.uriTemplate)}`);
+    }
+    requireString(spec.name, 'name', where);
+    checkHandler(read, where);
+    let parsed;
+    try {
+      parsed = new UriTemplate(spec.uriTemplate);
+    } catch (error) {
+      throw new DefinitionError(`${where}: ${error.message}`);
+    }
+    if (this.#templates.has(spec.uriTemplate)) {
+      throw new DefinitionError(`two resource templates are \`${spec.uriTemplate}\``);
+    }
+    const completers = completersOf(spec.complete, parsed.variables, where, 'variable', 'one of its variables');
+    this.#templates.set(spec.uriTemplate, {
+      parsed,
+      read,
+      completers,
+      mimeType: spec.mimeType,
+      listed: {
+        uriTemplate: spec.uriTemplate,
+        name: spec.name,
+        title: optionalString(spec.title, 'title', where),
+        description: optionalString(spec.description, 'description', where),
+        mimeType: optionalString(spec.mimeType, 'mimeType', where),
+        annotations: annotations(spec.annotations),
+        icons: icons(spec.icons),
+        meta: json(spec.meta),
+      },
+    });
+    return this;
+  }
+
+  /**
+   * Declares a prompt. `spec`: `name`, `title`, `description`, `icons`, `meta`, and `arguments`:
+   * `{ name: 'what it means' }` for a required argument, or `{ name: { description, title,
+   * optional: true, complete: ['a', 'b'] | (typed, context) => values } }`.
+   * `get(args)` gets the arguments by name (every required one is there) and returns a string
+   * (one user message), messages made with `user(...)` / `assistant(...)`, or
+   * `promptResult({...})`. It may be async.
+   */
+  prompt(spec, get) {
+    const where = `prompt \`${spec?.name}\``;
+    checkSpec(spec, PROMPT_KEYS, where);
+    requireString(spec.name, 'name', where);
+    checkHandler(get, where);
+    if (this.#prompts.has(spec.name)) {
+      throw new DefinitionError(`two prompts are named \`${spec.name}\``);
+    }
+    const args = spec.arguments ?? {};
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+      throw new DefinitionError(`${where}: \`arguments\` must be an object, name to description or { description, optional, complete }`);
+    }
+    const listedArguments = [];
+    const argumentCompleters = {};
+    for (const [name, argument] of Object.entries(args)) {
+      const at = `${where}: argument \`${name}\``;
+      if (typeof argument === 'string') {
+        listedArguments.push({ name, title: undefined, description: argument, required: true });
+        continue;
+      }
+      checkSpec(argument, ARGUMENT_KEYS, at);
+      if (argument.optional !== undefined && typeof argument.optional !== 'boolean') {
+        throw new DefinitionError(`${at}: \`optional\` must be true or false`);
+      }
+      if (argument.required !== undefined && typeof argument.required !== 'boolean') {
+        throw new DefinitionError(`${at}: \`required\` must be true or false`);
+      }
+      if (argument.optional === true && argument.required === true) {
+        throw new DefinitionError(`${at}: both \`optional\` and \`required\``);
+      }
+      listedArguments.push({
+        name,
+        title: optionalString(argument.title, 'title', at),
+        description: optionalString(argument.description, 'description', at),
+        required: !(argument.optional === true || argument.required === false),
+      });
+      if (argument.complete !== undefined) {
+        argumentCompleters[name] = argument.complete;
+      }
+    }
+    const names = listedArguments.map((argument) => argument.name);
+    for (const name of Object.keys(spec.complete ?? {})) {
+      if (name in argumentCompleters) {
+        throw new DefinitionError(`${where}: the argument \`${name}\` is completed twice (in \`arguments\` and in \`complete\`)`);
+      }
+    }
+    const completers = completersOf({ ...argumentCompleters, ...spec.complete }, names, where, 'argument', 'one of its arguments');
+    this.#prompts.set(spec.name, {
+      get,
+      completers,
+      listed: {
+        name: spec.name,
+        title: optionalString(spec.title, 'title', where),
+        description: optionalString(spec.description, 'description', where),
+        arguments: listedArguments,
+        icons: icons(spec.icons),
+        meta: json(spec.meta),
+      },
+    });
+    return this;
+  }
+
+  /**
+   * The WIT exports: `{ tools, resources, prompts, completion }`. Export them from the app's
+   * module, under these names. Every function catches what plugin code throws: a failure becomes
+   * the WIT error it stands for, and an unexpected one an `internal` error whose stack goes to
+   * the host's log.
+   */
+  exports() {
+    return {
+      tools: {
+        listTools: () => listing('listing the tools', () => [...this.#tools.values()].map((tool) => tool.listed)),
+        callTool: (name, args) => guarded(`tool \`${name}\``, () => this.#callTool(name, args)),
+      },
+      resources: {
+        listResources: () => listing('listing the resources', () => this.#listResources()),
+        listResourceTemplates: () => listing('listing the resource templates', () => [...this.#templates.values()].map((t) => t.listed)),
+        readResource: (uri) => guarded(`reading \`${uri}\``, () => this.#readResource(uri)),
+      },
+      prompts: {
+        listPrompts: () => listing('listing the prompts', () => [...this.#prompts.values()].map((prompt) => prompt.listed)),
+        getPrompt: (name, args) => guarded(`prompt \`${name}\``, () => this.#getPrompt(name, args)),
+      },
+      completion: {
+        completable: () => listing('listing what completes', () => this.#completable()),
+        complete: (target, argument, typed, context) =>
+          guarded(`completing \`${argument}\``, () => this.#complete(target, argument, typed, context)),
+      },
+    };
+  }
+
+  async #callTool(name, argsJson) {
+    const tool = this.#tools.get(name);
+    if (tool === undefined) {
+      throw new NotFound(`this plugin has no tool named \`${name}\``);
+    }
+    let args;
+    try {
+      args = argsJson.trim() === '' ? {} : JSON.parse(argsJson);
+    } catch (error) {
+      return failed(`invalid arguments: not valid JSON: ${error.message}`);
+    }
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+      return failed(`invalid arguments: expected a JSON object, not ${kind(args)}`);
+    }
+    if (tool.compact) {
+      const wrong = prepareArguments(tool.inputSchema, args);
+      if (wrong !== undefined) {
+        return failed(`invalid arguments: ${wrong}`);
+      }
+    }
+    let value;
+    try {
+      value = await tool.handler(args);
+    } catch (error) {
+      if (error instanceof ToolError) {
+        return failed(error.message);
+      }
+      throw error;
+    }
+    return toToolResult(value).toWit();
+  }
+
+  async #listResources() {
+    const listed = [...this.#resources.values()].map((resource) => resource.info);
+    const seen = new Set(listed.map((info) => info.uri));
+    for (const list of this.#listers) {
+      const infos = await list();
+      if (!Array.isArray(infos)) {
+        throw new TypeError(`a resource lister returned ${kind(infos)}, not a list`);
+      }
+      for (const spec of infos) {
+        const info = resourceInfo(spec, `listed resource \`${spec?.uri}\``);
+        if (!seen.has(info.uri)) {
+          seen.add(info.uri);
+          listed.push(info);
+        }
+      }
+    }
+    return listed;
+  }
+
+  async #readResource(uri) {
+    const resource = this.#resources.get(uri);
+    if (resource !== undefined) {
+      return toContents(await resource.read(uri), uri, resource.info.mimeType);
+    }
+    for (const template of this.#templates.values()) {
+      const vars = template.parsed.match(uri);
+      if (vars !== undefined) {
+        return toContents(await template.read(vars, uri), uri, template.mimeType);
+      }
+    }
+    throw new NotFound(`this plugin has no resource \`${uri}\``);
+  }
+
+  async #getPrompt(name, pairs) {
+    const prompt = this.#prompts.get(name);
+    if (prompt === undefined) {
+      throw new NotFound(`this plugin has no prompt named \`${name}\``);
+    }
+    const args = Object.fromEntries(pairs);
+    const missing = prompt.listed.arguments.filter((argument) => argument.required && args[argument.name] === undefined);
+    if (missing.length > 0) {
+      throw new InvalidParams(`the prompt \`${name}\` needs the argument(s) ${missing.map((argument) => `\`${argument.name}\``).join(', ')}`);
+    }
+    return toPromptResult(await prompt.get(args)).toWit();
+  }
+
+  #completable() {
+    const refs = [];
+    for (const [name, prompt] of this.#prompts) {
+      if (Object.keys(prompt.completers).length > 0) refs.push({ tag: 'prompt', val: name });
+    }
+    for (const [uriTemplate, template] of this.#templates) {
+      if (Object.keys(template.completers).length > 0) refs.push({ tag: 'resource-template', val: uriTemplate });
+    }
+    return refs;
+  }
+
+  async #complete(target, argument, typed, pairs) {
+    const context = Object.fromEntries(pairs);
+    if (target.tag === 'prompt') {
+      const prompt = this.#prompts.get(target.val);
+      if (prompt === undefined) {
+        throw new NotFound(`this plugin has no prompt named \`${target.val}\``);
+      }
+      if (!prompt.listed.arguments.some((a) => a.name === argument)) {
+        throw new InvalidParams(`the prompt \`${target.val}\` has no argument \`${argument}\``);
+      }
+      return runCompleter(prompt.completers[argument], typed, context, `prompt \`${target.val}\``);
+    }
+    const template = this.#templates.get(target.val);
+    if (template === undefined) {
+      throw new NotFound(`this plugin has no resource template \`${target.val}\``);
+    }
+    if (!template.parsed.variables.includes(argument)) {
+      throw new InvalidParams(`the resource template \`${target.val}\` has no variable \`${argument}\``);
+    }
+    return runCompleter(template.completers[argument], typed, context, `resource template \`${target.val}\``);
+  }
+}
+
+/** A tool result for a failure the model should read. */
+function failed(message) {
+  return new ToolResult({ content: [text(message)], isError: true }).toWit();
+}
+
+/**
+ * Runs an export that returns a WIT `result`: anything thrown becomes a `plugin-error` record,
+ * which componentize-js sends as the `err` case (an `Error` object would abort the instance).
+ */
+async function guarded(where, run) {
+  try {
+    return await run();
+  } catch (error) {
+    throw toPluginError(error, where);
+  }
+}
+
+/**
+ * Runs an export that returns a plain list: it cannot report an error, so a failure is written
+ * to the host's log and aborts the call, like a panic in Rust (the host then refuses the plugin,
+ * saying why).
+ */
+async function listing(what, run) {
+  try {
+    return await run();
+  } catch (error) {
+    reportUnexpected(error, what);
+    throw error instanceof Error ? error : new Error(describe(error));
+  }
+}
+
+function checkSpec(spec, keys, where) {
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
+    throw new DefinitionError(`${where}: expected an object describing it, not ${kind(spec)}`);
+  }
+  for (const key of Object.keys(spec)) {
+    if (!keys.includes(key)) {
+      throw new DefinitionError(`${where}: unknown key \`${key}\` (expected one of ${keys.join(', ')})`);
+    }
+  }
+}
+
+function checkHandler(handler, where) {
+  if (typeof handler !== 'function') {
+    throw new DefinitionError(`${where}: the second argument must be the function that serves it, not ${kind(handler)}`);
+  }
+}
+
+function requireString(value, key, where) {
+  if (typeof value !== 'string' || value === '') {
+    throw new DefinitionError(`${where}: \`${key}\` must be a non-empty string, not ${kind(value)}`);
+  }
+}
+
+function optionalString(value, key, where) {
+  if (value !== undefined && typeof value !== 'string') {
+    throw new DefinitionError(`${where}: \`${key}\` must be a string, not ${kind(value)}`);
+  }
+  return value;
+}
+
+function hint(value, key, where) {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new DefinitionError(`${where}: \`${key}\` must be true or false`);
+  }
+  return value;
+}
+
+function schemaOf(where, role, build) {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof SchemaError) {
+      throw new DefinitionError(`${where}: ${role}${error.message.startsWith('`') ? ' ' : ': '}${error.message}`);
+    }
+    throw error;
+  }
+}
+
+function resourceInfo(spec, where) {
+  checkSpec(spec, RESOURCE_KEYS, where);
+  requireString(spec.uri, 'uri', where);
+  requireString(spec.name, 'name', where);
+  let bytes;
+  try {
+    bytes = size(spec.size);
+  } catch (error) {
+    throw new DefinitionError(`${where}: ${error.message}`);
+  }
+  return {
+    uri: spec.uri,
+    name: spec.name,
+    title: optionalString(spec.title, 'title', where),
+    description: optionalString(spec.description, 'description', where),
+    mimeType: optionalString(spec.mimeType, 'mimeType', where),
+    size: bytes,
+    annotations: annotations(spec.annotations),
+    icons: icons(spec.icons),
+    meta: json(spec.meta),
+    file: optionalString(spec.file, 'file', where),
+  };
+}
+
+function completersOf(specs, names, where, what, which) {
+  if (specs === undefined) return {};
+  if (specs === null || typeof specs !== 'object' || Array.isArray(specs)) {
+    throw new DefinitionError(`${where}: \`complete\` must be an object, ${what} name to values or function`);
+  }
+  const completers = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    if (!names.includes(name)) {
+      throw new DefinitionError(`${where} completes \`${name}\`, which is not ${which}`);
+    }
+    try {
+      completers[name] = toCompleter(spec, `${where}: ${what} \`${name}\``);
+    } catch (error) {
+      throw new DefinitionError(error.message);
+    }
+  }
+  return completers;
+}
+
