@@ -42,6 +42,19 @@ enum Command {
         #[command(flatten)]
         cache: CacheArgs,
     },
+    /// Compile plugins into the cache now, so that the next `serve` starts at once. A large
+    /// component (one built from Python or JavaScript) takes seconds to compile the first time,
+    /// longer than some clients wait for a server to start.
+    Compile {
+        /// Components to compile, besides the plugins of --config.
+        #[arg(value_name = "FILE.wasm")]
+        plugins: Vec<PathBuf>,
+        /// Compile every plugin of this configuration.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
     /// Make a new random bearer token for [[auth.tokens]]: prints the token (give it to the
     /// client) and its SHA-256 (put that in the configuration).
     Token {
@@ -117,6 +130,11 @@ fn main() -> ExitCode {
                 print!("{}", inspect(&runtime, config).await?);
                 Ok(())
             }
+            Command::Compile {
+                plugins,
+                config,
+                cache,
+            } => compile(plugins, config, cache.cache_dir),
             Command::Token { bare } => {
                 let token = setup::new_token()?;
                 if bare {
@@ -228,6 +246,46 @@ async fn serve(args: ServeArgs) -> Result<()> {
             palisade::transport::stdio::serve(server).await
         }
     }
+}
+
+/// `palisade compile`: fills the compile cache the way `serve` would use it.
+fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathBuf>) -> Result<()> {
+    anyhow::ensure!(
+        config.is_some() || !files.is_empty(),
+        "nothing to compile: give FILE.wasm or --config palisade.toml"
+    );
+    let options = ServeOptions {
+        config,
+        plugins: files,
+        ..ServeOptions::default()
+    };
+    let (config, wanted) = options.resolve()?;
+    let runtime = Runtime::new(cache_for(cache_dir, config.cache_dir.clone()))?;
+    for plugin in wanted.iter().map(|w| &w.config) {
+        let wasm = std::fs::read(&plugin.path)
+            .with_context(|| format!("{}: cannot read {}", plugin.name, plugin.path.display()))?;
+        if runtime.cache.contains(&runtime.engine, &wasm) {
+            println!("{}: already compiled", plugin.name);
+            continue;
+        }
+        let started = std::time::Instant::now();
+        runtime
+            .cache
+            .load(&runtime.engine, &wasm, &plugin.name)
+            .with_context(|| {
+                format!(
+                    "{}: {} is not a valid component",
+                    plugin.name,
+                    plugin.path.display()
+                )
+            })?;
+        println!(
+            "{}: compiled in {:.1} s",
+            plugin.name,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 fn cache_for(flag: Option<PathBuf>, configured: Option<PathBuf>) -> CompileCache {

@@ -1,5 +1,5 @@
 // A real MCP client against Palisade: the official TypeScript SDK (@modelcontextprotocol/sdk),
-// over stdio or Streamable HTTP, with the example configuration (hello, files, notes, prompts).
+// over stdio or Streamable HTTP, with the example configuration (hello, files, notes, prompts, textkit-py, textkit-js).
 //
 // Usage: node ts_sdk.mjs stdio PALISADE_BIN CONFIG CACHE_DIR
 //        node ts_sdk.mjs http URL
@@ -33,10 +33,18 @@ assert.ok(tools.includes("hello_greet") && tools.includes("notes_add_note"), too
 const greeting = await client.callTool({ name: "hello_greet", arguments: { name: "TypeScript" } });
 console.log("greet ->", greeting.content[0].text);
 assert.equal(greeting.content[0].text, "Hello, TypeScript!");
+// The same tool written in Python and in JavaScript (plugins/textkit-py, plugins/textkit-js).
+for (const plugin of ["textkit-py", "textkit-js"]) {
+  const r = await client.callTool({ name: `${plugin}_greet`, arguments: { name: "TypeScript", excited: true } });
+  console.log(`${plugin}_greet ->`, r.content[0].text);
+  assert.equal(r.content[0].text, "Hello, TypeScript!!!");
+}
 
 const resources = (await client.listResources()).resources.map((r) => r.uri);
 console.log("resources", resources.join(" "));
-assert.deepEqual(resources, ["notes://recipes", "notes://todo", "notes://welcome"]);
+assert.deepEqual(resources, [
+  "notes://recipes", "notes://todo", "notes://welcome", "textkit-js://about", "textkit-py://about",
+]);
 const templates = (await client.listResourceTemplates()).resourceTemplates;
 assert.equal(templates[0].uriTemplate, "notes://{name}");
 const welcome = await client.readResource({ uri: "notes://welcome" });

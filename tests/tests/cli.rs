@@ -12,7 +12,7 @@ fn run(args: &[&str]) -> RunOutput {
 fn help_lists_the_subcommands() {
     let out = run(&["--help"]);
     assert!(out.success(), "{out}");
-    for word in ["serve", "inspect"] {
+    for word in ["serve", "inspect", "compile"] {
         assert!(
             out.stdout.contains(word),
             "--help must mention {word}:\n{out}"
@@ -186,4 +186,45 @@ fn roots_are_named_after_their_directory() {
         json!({"path": "/roots/my-root/note.txt"}),
     );
     assert!(ok_text(&r).contains("noted"), "{r}");
+}
+
+/// Proves: `palisade compile` fills the cache that `serve` then loads from (a plugin or a whole
+/// configuration), says when there was nothing left to do, and refuses to run without plugins.
+#[test]
+fn compile_fills_the_cache_serve_uses() {
+    let cache = tempdir();
+    let cache_dir = path_str(cache.path());
+    let hello = plugin_arg("hello");
+    let out = run(&["compile", &hello, "--cache-dir", &cache_dir]);
+    assert!(out.success(), "{out}");
+    assert!(out.stdout.contains("hello: compiled in"), "{out}");
+    let out = run(&["compile", &hello, "--cache-dir", &cache_dir]);
+    assert!(out.stdout.contains("hello: already compiled"), "{out}");
+
+    let dir = tempdir();
+    let config = config_file(
+        dir.path(),
+        &format!("[plugins.greeter]\npath = {}\n", toml_str(&hello)),
+    );
+    let out = run(&[
+        "compile",
+        "--config",
+        &path_str(&config),
+        "--cache-dir",
+        &cache_dir,
+    ]);
+    assert!(out.stdout.contains("greeter: already compiled"), "{out}");
+
+    let mut s = Server::start(&["--plugin", &hello, "--cache-dir", &cache_dir]);
+    s.initialize(LATEST_VERSION);
+    assert!(
+        s.stderr().contains("loaded compiled component from cache")
+            && !s.stderr().contains("compiling component"),
+        "{}",
+        s.stderr()
+    );
+
+    let out = run(&["compile", "--cache-dir", &cache_dir]);
+    assert!(!out.success(), "{out}");
+    assert!(out.stderr.contains("nothing to compile"), "{out}");
 }

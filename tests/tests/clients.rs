@@ -181,7 +181,13 @@ fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
         .collect();
     assert_eq!(
         uris,
-        ["notes://recipes", "notes://todo", "notes://welcome"],
+        [
+            "notes://recipes",
+            "notes://todo",
+            "notes://welcome",
+            "textkit-js://about",
+            "textkit-py://about"
+        ],
         "{listed}"
     );
     let templates = inspector_with(

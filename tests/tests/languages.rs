@@ -143,7 +143,10 @@ fn calls_tools(plugin: &str) {
 /// variable percent-decoded), and an unknown URI is the MCP "resource not found" error.
 fn reads_resources(plugin: &str) {
     let (mut s, _dir) = textkit(plugin, "");
-    let about = s.result("resources/read", json!({"uri": format!("{plugin}://about")}));
+    let about = s.result(
+        "resources/read",
+        json!({"uri": format!("{plugin}://about")}),
+    );
     assert_eq!(
         about["contents"],
         json!([{
@@ -158,7 +161,10 @@ fn reads_resources(plugin: &str) {
         json!({"uri": format!("{plugin}://upper/hello%20world")}),
     );
     assert_eq!(upper["contents"][0]["text"], "HELLO WORLD", "{upper}");
-    let missing = s.request("resources/read", json!({"uri": format!("{plugin}://nothing")}));
+    let missing = s.request(
+        "resources/read",
+        json!({"uri": format!("{plugin}://nothing")}),
+    );
     expect_error_code(&missing, -32002);
 }
 

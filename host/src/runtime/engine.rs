@@ -91,9 +91,18 @@ impl CompileCache {
         Some(base.join("palisade").join("components"))
     }
 
+    /// Whether `wasm` was compiled for `engine` before.
+    pub fn contains(&self, engine: &Engine, wasm: &[u8]) -> bool {
+        self.path(engine, wasm).is_file()
+    }
+
+    fn path(&self, engine: &Engine, wasm: &[u8]) -> PathBuf {
+        self.dir.join(format!("{}.cwasm", cache_key(engine, wasm)))
+    }
+
     /// Loads the component in `wasm`, from the cache when it was compiled before.
     pub fn load(&self, engine: &Engine, wasm: &[u8], plugin: &str) -> Result<Component> {
-        let path = self.dir.join(format!("{}.cwasm", cache_key(engine, wasm)));
+        let path = self.path(engine, wasm);
         if path.is_file() {
             // SAFETY: the file was written by `Component::serialize` under a key that includes the
             // engine's compatibility hash, in a directory only the operator can write.
