@@ -69,18 +69,19 @@ python_sdk() {
     echo "$env/bin/palisade-py"
 }
 
-build_python() {
-    local apps=("$plugins_dir"/*/app.py)
-    [[ -e "${apps[0]}" ]] || return 0
-    local palisade_py
-    palisade_py="$(python_sdk)"
+# Builds every plugins/*/APP (app.py or app.js) with `$@ APP --wit WIT -o OUT`, skipping those whose
+# inputs (the app's folder, the SDK in `sdk`, the WIT contract) did not change.
+build_apps() {
+    local app_file="$1" sdk="$2"
+    shift 2
+    local apps=("$plugins_dir"/*/"$app_file")
     for app in "${apps[@]}"; do
+        [[ -e "$app" ]] || continue
         local dir name
         dir="$(dirname "$app")"
         name="$(basename "$dir")"
-        build_if_changed "$out_dir/$name.wasm" \
-            "$(inputs_digest "$dir" "$repo_dir/sdk-guest/python" "$repo_dir/wit")" \
-            "$palisade_py" build "$app" --wit "$repo_dir/wit" -o "$out_dir/$name.wasm"
+        build_if_changed "$out_dir/$name.wasm" "$(inputs_digest "$dir" "$sdk" "$repo_dir/wit")" \
+            "$@" build "$app" --wit "$repo_dir/wit" -o "$out_dir/$name.wasm"
     done
 }
 
@@ -96,22 +97,15 @@ js_sdk() {
     echo "$sdk/bin/palisade-js.mjs"
 }
 
-build_js() {
-    local apps=("$plugins_dir"/*/app.js)
-    [[ -e "${apps[0]}" ]] || return 0
-    local palisade_js
-    palisade_js="$(js_sdk)"
-    for app in "${apps[@]}"; do
-        local dir name
-        dir="$(dirname "$app")"
-        name="$(basename "$dir")"
-        build_if_changed "$out_dir/$name.wasm" \
-            "$(inputs_digest "$dir" "$repo_dir/sdk-guest/js" "$repo_dir/wit")" \
-            node "$palisade_js" build "$app" --wit "$repo_dir/wit" -o "$out_dir/$name.wasm"
-    done
-}
-
 mkdir -p "$out_dir"
 build_rust
-build_python
-build_js
+# (The SDK paths are assigned first: a failed install must stop the script, which `set -e` does
+# not do for a command substitution inside a command's arguments.)
+if compgen -G "$plugins_dir/*/app.py" >/dev/null; then
+    palisade_py="$(python_sdk)"
+    build_apps app.py "$repo_dir/sdk-guest/python" "$palisade_py"
+fi
+if compgen -G "$plugins_dir/*/app.js" >/dev/null; then
+    palisade_js="$(js_sdk)"
+    build_apps app.js "$repo_dir/sdk-guest/js" node "$palisade_js"
+fi
