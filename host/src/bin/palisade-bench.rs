@@ -93,6 +93,15 @@ struct Client {
 }
 
 impl Client {
+    /// Closes stdin and waits for the server to exit.
+    fn stop(self) {
+        let Client {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        let _ = child.wait();
+    }
+
     fn request(&mut self, method: &str, params: Value) -> Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
@@ -218,17 +227,6 @@ fn spawn_server(palisade: &Path, config: &Path, cache: &Path, stateless: bool) -
         )?;
     }
     Ok(client)
-}
-
-impl Client {
-    /// Closes stdin and waits for the server to exit.
-    fn stop(self) {
-        let Client {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        let _ = child.wait();
-    }
 }
 
 /// A scratch directory for one benchmark run, removed when dropped.

@@ -390,17 +390,22 @@ def _first_fitting(options: list[Convert]) -> Convert:
     return convert
 
 
+def _convert_elements(values: list[Any] | tuple[Any, ...], converters: list[Convert]) -> list[Any]:
+    """Converts each element with its converter; an error names the element's index."""
+    out = []
+    for i, (element, convert) in enumerate(zip(values, converters)):
+        try:
+            out.append(convert(element))
+        except ArgumentError as e:
+            raise ArgumentError(f"[{i}]: {e}") from None
+    return out
+
+
 def _sequence(item: Convert, make: type) -> Convert:
     def convert(value: Any) -> Any:
         if not isinstance(value, (list, tuple)):
             raise ArgumentError(f"expected an array, got {_shown(value)}")
-        out = []
-        for i, element in enumerate(value):
-            try:
-                out.append(item(element))
-            except ArgumentError as e:
-                raise ArgumentError(f"[{i}]: {e}") from None
-        return make(out)
+        return make(_convert_elements(value, [item] * len(value)))
 
     return convert
 
@@ -409,13 +414,7 @@ def _fixed_tuple(items: list[Convert]) -> Convert:
     def convert(value: Any) -> Any:
         if not isinstance(value, (list, tuple)) or len(value) != len(items):
             raise ArgumentError(f"expected an array of {len(items)} items, got {_shown(value)}")
-        out = []
-        for i, (element, item) in enumerate(zip(value, items)):
-            try:
-                out.append(item(element))
-            except ArgumentError as e:
-                raise ArgumentError(f"[{i}]: {e}") from None
-        return tuple(out)
+        return tuple(_convert_elements(value, items))
 
     return convert
 
