@@ -15,23 +15,38 @@ pub struct NativeTool {
     pub run: NativeFn,
 }
 
-/// `native_greet`, the twin of `hello_greet`.
+/// `native_greet`, the twin of `hello_greet`, and `native_blob`, the twin of `bench_blob`.
 pub fn baseline_tools() -> Vec<NativeTool> {
-    vec![NativeTool {
+    vec![
+        native_tool(
+            "native_greet",
+            "Say hello, natively in the host (benchmark baseline)",
+            r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#,
+            greet,
+        ),
+        native_tool(
+            "native_blob",
+            "Return that many bytes of text, natively in the host (benchmark baseline)",
+            r#"{"type":"object","properties":{"bytes":{"type":"integer","minimum":0,"maximum":16777216}},"required":["bytes"]}"#,
+            blob,
+        ),
+    ]
+}
+
+fn native_tool(name: &str, description: &str, input_schema: &str, run: NativeFn) -> NativeTool {
+    NativeTool {
         tool: Tool {
-            name: "native_greet".into(),
+            name: name.into(),
             title: None,
-            description: Some("Say hello, natively in the host (benchmark baseline)".into()),
-            input_schema:
-                r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#
-                    .into(),
+            description: Some(description.into()),
+            input_schema: input_schema.into(),
             output_schema: None,
             annotations: None,
             icons: Vec::new(),
             meta: None,
         },
-        run: greet,
-    }]
+        run,
+    }
 }
 
 fn greet(arguments: &Value) -> CallResult {
@@ -39,9 +54,19 @@ fn greet(arguments: &Value) -> CallResult {
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    text_result(format!("Hello, {name}!"))
+}
+
+fn blob(arguments: &Value) -> CallResult {
+    // The schema bounds it to 16 MiB: the sandboxed twin is bounded by its memory limit.
+    let bytes = arguments.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+    text_result("x".repeat(usize::try_from(bytes).unwrap_or(0)))
+}
+
+fn text_result(text: String) -> CallResult {
     CallResult {
         content: vec![ContentBlock::Text(TextContent {
-            text: format!("Hello, {name}!"),
+            text,
             annotations: None,
             meta: None,
         })],

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch advances. A running plugin yields to the scheduler and has its deadline
 /// checked once per tick, so this bounds both how late a deadline fires and how long a spinning
@@ -20,16 +20,61 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Wasm stack a call may use before it traps with a stack overflow.
 const MAX_WASM_STACK: usize = 1 << 20;
 
+/// Instances that can be alive at once, across all plugins: the size of the instance pool. A call
+/// waits for a free slot (see [`super::Runtime::instance_slots`]) rather than fail.
+pub const INSTANCE_SLOTS: u32 = 128;
+
+/// Linear memory (per slot) reset with `memset` rather than `madvise` when an instance ends: the
+/// pages a call touched stay mapped, so the next instance in the slot takes no page faults on
+/// them. Either way the next instance sees the memory exactly as the module's image defines it.
+/// Up to this much stays resident per warm slot, which bounds what idle slots cost in RSS.
+const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
+
+/// Whether wasm code counts fuel. Servers always do; only `palisade-bench` builds an unmetered
+/// engine, to measure what metering costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metering {
+    Fuel,
+    Off,
+}
+
 /// Builds the engine every plugin runs in: fuel metering and epoch interruption always on.
 pub fn new_engine() -> Result<Engine> {
+    engine_with(Metering::Fuel)
+}
+
+/// The engine, with `metering`.
+///
+/// Instances come from a pool of pre-reserved slots rather than fresh `mmap`s: creating and
+/// dropping an instance for every call (the isolation every call gets) then costs no system
+/// calls to map memory, stacks and tables, and no TLB shootdown to unmap them. The pool only
+/// reserves address space; a slot's memory is reset before it is used again, and every
+/// instance still starts from its module's pristine image.
+pub fn engine_with(metering: Metering) -> Result<Engine> {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(INSTANCE_SLOTS)
+        // Toolchains split components into several core modules: CPython under
+        // componentize-py has about a dozen, each with its own table.
+        .total_core_instances(INSTANCE_SLOTS * 32)
+        .max_core_instances_per_component(64)
+        .total_memories(INSTANCE_SLOTS * 2)
+        .total_tables(INSTANCE_SLOTS * 32)
+        .max_tables_per_module(4)
+        .table_elements(100_000)
+        .total_stacks(INSTANCE_SLOTS)
+        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT)
+        .table_keep_resident(1 << 16)
+        // Where the kernel can tell (Linux 6.7+), reset only the pages a call dirtied.
+        .pagemap_scan(Enabled::Auto);
     let mut config = Config::new();
     config
         .wasm_component_model(true)
-        .consume_fuel(true)
+        .consume_fuel(metering == Metering::Fuel)
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK)
         // The async stack must hold the wasm stack plus the host frames below it.
-        .async_stack_size(MAX_WASM_STACK + (1 << 20));
+        .async_stack_size(MAX_WASM_STACK + (1 << 20))
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     Engine::new(&config)
         .map_err(anyhow::Error::from)
         .context("cannot create the wasmtime engine")

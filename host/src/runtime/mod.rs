@@ -12,11 +12,14 @@ mod output;
 mod plugin;
 pub mod sandbox;
 
-pub use engine::{CompileCache, EpochTicker, new_engine};
+pub use engine::{CompileCache, EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use host_api::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use limits::LimitExceeded;
 pub use plugin::{CallError, Exports, Plugin, inspect};
 
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
 use wasmtime::Engine;
 
 /// The engine, its epoch clock and the compiled cache: what every plugin shares.
@@ -25,17 +28,29 @@ pub struct Runtime {
     pub cache: CompileCache,
     /// Every plugin's admission state, kept across reloads.
     pub gates: gate::Gates,
+    /// Free slots of the engine's instance pool: a call holds one while its instance lives, so
+    /// a burst of calls across many plugins waits for a slot instead of failing.
+    pub instance_slots: Arc<Semaphore>,
+    pub metering: Metering,
     _ticker: EpochTicker,
 }
 
 impl Runtime {
     pub fn new(cache: CompileCache) -> anyhow::Result<Runtime> {
-        let engine = new_engine()?;
+        Runtime::with_metering(cache, Metering::Fuel)
+    }
+
+    /// A runtime whose engine counts fuel or not. Serving always counts it; `palisade-bench`
+    /// uses an unmetered one as the baseline of what metering costs.
+    pub fn with_metering(cache: CompileCache, metering: Metering) -> anyhow::Result<Runtime> {
+        let engine = engine_with(metering)?;
         let ticker = EpochTicker::start(&engine)?;
         Ok(Runtime {
             engine,
             cache,
             gates: gate::Gates::default(),
+            instance_slots: Arc::new(Semaphore::new(INSTANCE_SLOTS as usize)),
+            metering,
             _ticker: ticker,
         })
     }

@@ -101,6 +101,8 @@ pub struct Plugin {
     pub completable: Vec<completion::CompletionRef>,
     grants: Arc<Grants>,
     gate: Arc<Gate>,
+    instance_slots: Arc<tokio::sync::Semaphore>,
+    metering: super::Metering,
     pre: InstancePre<StoreState>,
     guest: GuestExports,
 }
@@ -188,6 +190,8 @@ impl Plugin {
             completable: Vec::new(),
             grants,
             gate,
+            instance_slots: runtime.instance_slots.clone(),
+            metering: runtime.metering,
             pre,
             guest,
         };
@@ -375,6 +379,19 @@ impl Plugin {
             ),
             None => None,
         };
+        let deadline = Instant::now() + Duration::from_millis(limits.timeout_ms);
+        let time_limit = || {
+            CallError::Limit(
+                self.name.clone(),
+                LimitExceeded::Time {
+                    limit_ms: limits.timeout_ms,
+                },
+            )
+        };
+        let _slot = tokio::time::timeout_at(deadline.into(), self.instance_slots.acquire())
+            .await
+            .map_err(|_elapsed| time_limit())?
+            .map_err(|closed| CallError::Host(closed.into()))?;
         let stats = call.stats.clone();
         let stdout = OutputCapture::new(self.name.clone(), "stdout");
         let stderr = OutputCapture::new(self.name.clone(), "stderr");
@@ -396,10 +413,11 @@ impl Plugin {
             },
         );
         store.limiter(|state| &mut state.limiter);
-        store
-            .set_fuel(limits.fuel_per_call)
-            .map_err(|e| CallError::Host(e.into()))?;
-        let deadline = Instant::now() + Duration::from_millis(limits.timeout_ms);
+        if self.metering == super::Metering::Fuel {
+            store
+                .set_fuel(limits.fuel_per_call)
+                .map_err(|e| CallError::Host(e.into()))?;
+        }
         // Every epoch tick: stop if past the deadline, else yield so other calls (and a
         // cancellation, which drops this future) get their turn.
         store.set_epoch_deadline(1);
@@ -422,9 +440,12 @@ impl Plugin {
         let outcome = tokio::time::timeout_at(deadline.into(), run).await;
         stdout.finish();
         let stderr_tail = stderr.finish();
-        let fuel_used = limits
-            .fuel_per_call
-            .saturating_sub(store.get_fuel().unwrap_or(0));
+        let fuel_used = match self.metering {
+            super::Metering::Fuel => limits
+                .fuel_per_call
+                .saturating_sub(store.get_fuel().unwrap_or(0)),
+            super::Metering::Off => 0,
+        };
         tracing::debug!(plugin = &*self.name, fuel_used, elapsed = ?started.elapsed(), "call finished");
         self.gate.charge_fuel(fuel_used);
         stats
@@ -441,12 +462,7 @@ impl Plugin {
                 tracing::warn!(plugin = &*self.name, "plugin stopped: {why}");
                 Err(CallError::Stopped(format!("plugin `{}` {why}", self.name)))
             }
-            Err(_elapsed) => Err(CallError::Limit(
-                self.name.clone(),
-                LimitExceeded::Time {
-                    limit_ms: limits.timeout_ms,
-                },
-            )),
+            Err(_elapsed) => Err(time_limit()),
         }
     }
 }

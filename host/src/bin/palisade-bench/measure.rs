@@ -1,0 +1,121 @@
+//! Turning samples into numbers, and reading a process's memory.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// Latency percentiles and throughput of one set of calls.
+pub struct Stats {
+    pub calls: usize,
+    pub calls_per_sec: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+}
+
+impl Stats {
+    /// `samples` are the calls' latencies; `busy` the wall time they took together (their sum
+    /// when they ran one at a time).
+    pub fn new(mut samples: Vec<Duration>, busy: Duration) -> Stats {
+        samples.sort();
+        let at = |q: f64| {
+            if samples.is_empty() {
+                return f64::NAN;
+            }
+            let i = ((samples.len() as f64 - 1.0) * q).round() as usize;
+            samples[i].as_secs_f64() * 1e6
+        };
+        Stats {
+            calls: samples.len(),
+            calls_per_sec: samples.len() as f64 / busy.as_secs_f64(),
+            p50_us: at(0.50),
+            p99_us: at(0.99),
+        }
+    }
+
+    /// Calls made one after another: the throughput is what their latencies add up to.
+    pub fn sequential(samples: Vec<Duration>) -> Stats {
+        let busy = samples.iter().sum();
+        Stats::new(samples, busy)
+    }
+
+    pub fn json(&self) -> Value {
+        json!({"calls": self.calls, "calls_per_sec": self.calls_per_sec,
+               "p50_us": self.p50_us, "p99_us": self.p99_us})
+    }
+}
+
+pub fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// A scratch directory for one benchmark run, removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new() -> anyhow::Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!("palisade-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The resident set size of process `pid`, in bytes (Linux: `VmRSS` of /proc/PID/status).
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Samples a process's RSS every 20 ms on a thread of its own, keeping the largest.
+pub struct RssPeak {
+    stop: Arc<AtomicBool>,
+    peak: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RssPeak {
+    pub fn start(pid: u32) -> RssPeak {
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(AtomicU64::new(rss_bytes(pid).unwrap_or(0)));
+        let thread = {
+            let (stop, peak) = (stop.clone(), peak.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    if let Some(rss) = rss_bytes(pid) {
+                        peak.fetch_max(rss, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        RssPeak {
+            stop,
+            peak,
+            thread: Some(thread),
+        }
+    }
+
+    /// The largest RSS seen, in bytes.
+    pub fn finish(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.peak.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,190 @@
+//! A palisade server over stdio, and the client side of its JSON-RPC.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use serde_json::{Value, json};
+
+/// A trivial `tools/call`: a tool, its arguments, and the first text block it must answer.
+#[derive(Clone)]
+pub struct Call {
+    pub tool: String,
+    pub arguments: Value,
+    pub expect: Expect,
+}
+
+/// What a call's first content block must hold; a wrong answer stops the benchmark.
+#[derive(Clone)]
+pub enum Expect {
+    Text(String),
+    Length(usize),
+}
+
+impl Call {
+    pub fn greet(tool: &str) -> Call {
+        Call {
+            tool: tool.into(),
+            arguments: json!({"name": "bench"}),
+            expect: Expect::Text("Hello, bench!".into()),
+        }
+    }
+
+    pub fn params(&self) -> Value {
+        json!({"name": self.tool, "arguments": self.arguments})
+    }
+
+    /// Checks a `tools/call` result.
+    pub fn check(&self, result: &Value) -> Result<()> {
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        let ok = result["isError"] != json!(true)
+            && match &self.expect {
+                Expect::Text(expected) => text == expected,
+                Expect::Length(n) => text.len() == *n,
+            };
+        if !ok {
+            let mut shown = result.to_string();
+            shown.truncate(300);
+            bail!("{} answered {shown}", self.tool);
+        }
+        Ok(())
+    }
+}
+
+/// `palisade serve --native-baseline` over stdio, in a 2025-11-25 session.
+pub struct StdioServer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl StdioServer {
+    /// Starts the server and opens a session.
+    pub fn start(palisade: &Path, config: &Path, cache: &Path) -> Result<StdioServer> {
+        let mut child = Command::new(palisade)
+            .args(["serve", "--native-baseline", "--no-watch", "--config"])
+            .arg(config)
+            .arg("--cache-dir")
+            .arg(cache)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting {}", palisade.display()))?;
+        let mut server = StdioServer {
+            stdin: child.stdin.take().context("stdin")?,
+            stdout: BufReader::new(child.stdout.take().context("stdout")?),
+            child,
+            next_id: 0,
+        };
+        server.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "palisade-bench", "version": "0"}}),
+        )?;
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(server)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Closes stdin and waits for the server to exit.
+    pub fn stop(self) {
+        let StdioServer {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        let _ = child.wait();
+    }
+
+    fn send(&mut self, message: &Value) -> Result<()> {
+        writeln!(self.stdin, "{message}")?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
+    /// Sends a request, returns its id.
+    fn send_request(&mut self, method: &str, params: &Value) -> Result<u64> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        Ok(id)
+    }
+
+    /// The next response (notifications are skipped): its id and its result.
+    fn next_response(&mut self, method: &str) -> Result<(u64, Value)> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.stdout.read_line(&mut line)? == 0 {
+                bail!("the server closed stdout");
+            }
+            let mut message: Value = serde_json::from_str(&line)?;
+            let Some(id) = message["id"].as_u64() else {
+                continue;
+            };
+            if let Some(error) = message.get("error") {
+                bail!("{method} failed: {error}");
+            }
+            return Ok((id, message["result"].take()));
+        }
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value> {
+        let id = self.send_request(method, &params)?;
+        loop {
+            let (got, result) = self.next_response(method)?;
+            if got == id {
+                return Ok(result);
+            }
+        }
+    }
+
+    /// One `tools/call`, checked; its latency.
+    pub fn call(&mut self, call: &Call) -> Result<Duration> {
+        let started = Instant::now();
+        let result = self.request("tools/call", call.params())?;
+        let elapsed = started.elapsed();
+        call.check(&result)?;
+        Ok(elapsed)
+    }
+
+    /// `count` calls with `in_flight` of them sent ahead of their answers: each call's latency,
+    /// and the wall time of them all.
+    pub fn pipelined(
+        &mut self,
+        call: &Call,
+        in_flight: usize,
+        count: usize,
+    ) -> Result<(Vec<Duration>, Duration)> {
+        let params = call.params();
+        let started = Instant::now();
+        let mut sent_at = HashMap::new();
+        let mut latencies = Vec::with_capacity(count);
+        let mut sent = 0;
+        while sent < count.min(in_flight) {
+            sent_at.insert(self.send_request("tools/call", &params)?, Instant::now());
+            sent += 1;
+        }
+        while latencies.len() < count {
+            let (id, result) = self.next_response("tools/call")?;
+            let Some(at) = sent_at.remove(&id) else {
+                continue;
+            };
+            latencies.push(at.elapsed());
+            call.check(&result)?;
+            if sent < count {
+                sent_at.insert(self.send_request("tools/call", &params)?, Instant::now());
+                sent += 1;
+            }
+        }
+        Ok((latencies, started.elapsed()))
+    }
+}
