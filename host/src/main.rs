@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
+use sha2::{Digest as _, Sha256};
 
 use palisade::catalog::Catalog;
 use palisade::live;
@@ -264,14 +265,15 @@ fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathB
     for plugin in wanted.iter().map(|w| &w.config) {
         let wasm = std::fs::read(&plugin.path)
             .with_context(|| format!("{}: cannot read {}", plugin.name, plugin.path.display()))?;
-        if runtime.cache.contains(&runtime.engine, &wasm) {
+        let sha256: [u8; 32] = Sha256::digest(&wasm).into();
+        if runtime.cache.contains(&runtime.engine, &sha256) {
             println!("{}: already compiled", plugin.name);
             continue;
         }
         let started = std::time::Instant::now();
         runtime
             .cache
-            .load(&runtime.engine, &wasm, &plugin.name)
+            .load(&runtime.engine, &wasm, &sha256, &plugin.name)
             .with_context(|| {
                 format!(
                     "{}: {} is not a valid component",

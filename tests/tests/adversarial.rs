@@ -1031,3 +1031,33 @@ fn inspect_shows_imports_next_to_the_grants() {
     assert!(line("wasi:cli/environment").contains("GIVEN"));
     assert!(line("wasi:filesystem/preopens").contains("/data"));
 }
+
+/// Instances reuse the slots of wasmtime's pooling allocator: a call must still never see what an
+/// earlier call (its own plugin's or, in concurrent calls, a sibling's) left in memory, in data
+/// from the module's image or in zero-initialized memory.
+#[test]
+fn no_call_sees_what_an_earlier_call_left_in_memory() {
+    let layout = Layout::new();
+    let mut s = layout.server("", "");
+    for _ in 0..20 {
+        assert_eq!(
+            ok_text(&s.call_tool("misbehave_leftovers", json!({}))),
+            "clean"
+        );
+    }
+    // Several at once, so several slots are in use, then again one at a time from those slots.
+    for _ in 0..3 {
+        let ids: Vec<Value> = (0..8)
+            .map(|_| {
+                s.send_request(
+                    "tools/call",
+                    json!({"name": "misbehave_leftovers", "arguments": {}}),
+                )
+            })
+            .collect();
+        for id in ids {
+            let response = s.wait_response(&id, std::time::Duration::from_secs(60));
+            assert_eq!(ok_text(&response["result"]), "clean", "{response}");
+        }
+    }
+}

@@ -32,6 +32,14 @@ impl Scope {
         Scope::parse(ALL, &["*".to_string()]).expect("`*` is a valid glob")
     }
 
+    /// [`Scope::all`], built once: compiling its glob is a regex build, too slow for every
+    /// request of an anonymous HTTP client.
+    pub fn shared_all() -> Arc<Scope> {
+        static ALL_SCOPE: std::sync::LazyLock<Arc<Scope>> =
+            std::sync::LazyLock::new(|| Arc::new(Scope::all()));
+        ALL_SCOPE.clone()
+    }
+
     /// A scope from its entries; the error names the bad entry.
     pub fn parse(name: &str, entries: &[String]) -> Result<Scope, String> {
         let glob = |text: &str, entry: &str| {
@@ -96,7 +104,7 @@ impl Identity {
     pub fn anonymous() -> Identity {
         Identity {
             client: "anonymous".into(),
-            scope: Arc::new(Scope::all()),
+            scope: Scope::shared_all(),
             authenticated: false,
         }
     }

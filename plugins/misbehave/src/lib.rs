@@ -2,7 +2,8 @@
 //! in a real deployment.
 //!
 //! Besides the tools that misbehave outright (`spin`, `grow_memory`, `panic`, `recurse`,
-//! `escape`, `flood_stdout`, `sleep`, `env`, `progress`, `until_cancelled`, `ok`, `log`), it has
+//! `escape`, `flood_stdout`, `sleep`, `env`, `progress`, `until_cancelled`, `ok`, `log`,
+//! `leftovers`), it has
 //! probes an adversarial test drives with arguments of its choosing: `read_file`, `write_file`,
 //! `symlink`, `hard_link`, `http_get`, `output`, `burn` and `env_var`. A probe that fails answers
 //! with an error result whose text carries the OS, WASI or wasi:http error, so the test can tell
@@ -10,6 +11,8 @@
 
 use std::hint::black_box;
 use std::io::{self, Write};
+use std::sync::atomic::AtomicU8;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 use std::{env, fs, thread};
 
@@ -36,6 +39,25 @@ fn grow_memory(_: NoArgs) -> String {
             page[0] = 1;
         }
         kept.push(black_box(chunk));
+    }
+}
+
+/// Memory a previous call may have marked: a static with data in the module's image (7s), and a
+/// zero-initialized one. The host reuses memory slots between instances, so this is how a test
+/// sees that every call still starts from the pristine image.
+static IMAGE_DATA: [AtomicU8; 4096] = [const { AtomicU8::new(7) }; 4096];
+static ZEROED: [AtomicU8; 65536] = [const { AtomicU8::new(0) }; 65536];
+
+/// Reports marks left by earlier calls, then leaves its own.
+fn leftovers(_: NoArgs) -> String {
+    let dirty_data = IMAGE_DATA.iter().filter(|b| b.load(Relaxed) != 7).count();
+    let dirty_zeroed = ZEROED.iter().filter(|b| b.load(Relaxed) != 0).count();
+    IMAGE_DATA.iter().for_each(|b| b.store(0xAA, Relaxed));
+    ZEROED.iter().for_each(|b| b.store(0xAA, Relaxed));
+    if dirty_data == 0 && dirty_zeroed == 0 {
+        "clean".into()
+    } else {
+        format!("dirty: {dirty_data} bytes of data, {dirty_zeroed} bytes of zeroed memory")
     }
 }
 
@@ -452,6 +474,7 @@ palisade_sdk::export_plugin! {
         Tool::new("progress", progress).description("Report progress many times, some of it backwards"),
         Tool::new("until_cancelled", until_cancelled).description("Work until cancelled, checking is-cancelled"),
         Tool::new("ok", |_: NoArgs| "still fine").description("Answer `still fine`"),
+        Tool::new("leftovers", leftovers).description("Report marks earlier calls left in memory, then leave some"),
         Tool::new("log", log).description("Log count messages at level through the host"),
         Tool::new("read_file", read_file).description("Read the file at path as text"),
         Tool::new("write_file", write_file).description("Write text to the file at path"),

@@ -13,6 +13,8 @@ pub struct Stats {
     pub calls_per_sec: f64,
     pub p50_us: f64,
     pub p99_us: f64,
+    /// The server's CPU time per call, when measured.
+    pub cpu_us_per_call: Option<f64>,
 }
 
 impl Stats {
@@ -32,7 +34,14 @@ impl Stats {
             calls_per_sec: samples.len() as f64 / busy.as_secs_f64(),
             p50_us: at(0.50),
             p99_us: at(0.99),
+            cpu_us_per_call: None,
         }
+    }
+
+    /// With the server's CPU time spent on these calls.
+    pub fn with_cpu(mut self, cpu_ns: u64) -> Stats {
+        self.cpu_us_per_call = Some(cpu_ns as f64 / 1e3 / self.calls as f64);
+        self
     }
 
     /// Calls made one after another: the throughput is what their latencies add up to.
@@ -43,7 +52,8 @@ impl Stats {
 
     pub fn json(&self) -> Value {
         json!({"calls": self.calls, "calls_per_sec": self.calls_per_sec,
-               "p50_us": self.p50_us, "p99_us": self.p99_us})
+               "p50_us": self.p50_us, "p99_us": self.p99_us,
+               "server_cpu_us_per_call": self.cpu_us_per_call})
     }
 }
 
@@ -118,4 +128,18 @@ impl RssPeak {
         }
         self.peak.load(Ordering::Relaxed)
     }
+}
+
+/// CPU time process `pid`'s threads have run so far (Linux: the sum of
+/// /proc/PID/task/*/schedstat), in nanoseconds: machine noise stretches wall time, not this.
+pub fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|task| {
+            let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+            stat.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .sum()
 }

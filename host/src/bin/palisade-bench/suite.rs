@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
 use crate::http::{self, HttpClient, HttpServer, Mode};
-use crate::measure::{RssPeak, Scratch, Stats, median, ms, rss_bytes};
+use crate::measure::{RssPeak, Scratch, Stats, cpu_ns, median, ms, rss_bytes};
 use crate::stdio::{Call, Expect, StdioServer};
 use crate::{bench_config, fuel, palisade_path, startup};
 
@@ -68,38 +68,49 @@ impl Pair {
     fn throughput_ratio(&self) -> f64 {
         self.sandboxed.calls_per_sec / self.native.calls_per_sec
     }
+    fn cpu_ratio(&self) -> f64 {
+        match (self.sandboxed.cpu_us_per_call, self.native.cpu_us_per_call) {
+            (Some(s), Some(n)) => s / n,
+            _ => f64::NAN,
+        }
+    }
     fn json(&self) -> Value {
         json!({"loop": self.label, "clients": self.clients,
                "sandboxed": self.sandboxed.json(), "native": self.native.json(),
-               "p50_ratio": self.p50_ratio(), "throughput_ratio": self.throughput_ratio()})
+               "p50_ratio": self.p50_ratio(), "throughput_ratio": self.throughput_ratio(),
+               "server_cpu_ratio": self.cpu_ratio()})
     }
 }
 
 /// Latencies and wall time of one batch of calls.
 type Batch = (Vec<Duration>, Duration);
 
-/// Runs `run(call)` for sandboxed and native in alternating rounds and pairs up the results.
+/// Runs `run(call)` for sandboxed and native in alternating rounds and pairs up the results,
+/// with the CPU time the server (process `pid`) spent on each.
 fn interleave(
     label: &str,
     clients: usize,
     rounds: usize,
+    pid: u32,
     calls: [&Call; 2],
     mut run: impl FnMut(&Call) -> Result<Batch>,
 ) -> Result<Pair> {
-    let mut all: [Batch; 2] = Default::default();
+    let mut all: [(Batch, u64); 2] = Default::default();
     for _ in 0..rounds {
         for (i, call) in calls.iter().enumerate() {
+            let cpu_before = cpu_ns(pid);
             let (latencies, wall) = run(call)?;
-            all[i].0.extend(latencies);
-            all[i].1 += wall;
+            all[i].1 += cpu_ns(pid).saturating_sub(cpu_before);
+            all[i].0.0.extend(latencies);
+            all[i].0.1 += wall;
         }
     }
-    let [(s, s_wall), (n, n_wall)] = all;
+    let [((s, s_wall), s_cpu), ((n, n_wall), n_cpu)] = all;
     Ok(Pair {
         label: label.into(),
         clients,
-        sandboxed: Stats::new(s, s_wall),
-        native: Stats::new(n, n_wall),
+        sandboxed: Stats::new(s, s_wall).with_cpu(s_cpu),
+        native: Stats::new(n, n_wall).with_cpu(n_cpu),
     })
 }
 
@@ -136,6 +147,7 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
     )?;
     let cache = scratch.0.join("cache");
     let mut server = StdioServer::start(&palisade, &config, &cache)?;
+    let stdio_pid = server.pid();
     for call in [&greet, &native_greet] {
         for _ in 0..warmup {
             server.call(call)?;
@@ -143,17 +155,25 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
     }
     let per_round = (args.calls / rounds).max(1);
     let mut loops = vec![
-        interleave("stdio", 1, rounds, [&greet, &native_greet], |call| {
-            let latencies = (0..per_round)
-                .map(|_| server.call(call))
-                .collect::<Result<Vec<_>>>()?;
-            let wall = latencies.iter().sum();
-            Ok((latencies, wall))
-        })?,
+        interleave(
+            "stdio",
+            1,
+            rounds,
+            stdio_pid,
+            [&greet, &native_greet],
+            |call| {
+                let latencies = (0..per_round)
+                    .map(|_| server.call(call))
+                    .collect::<Result<Vec<_>>>()?;
+                let wall = latencies.iter().sum();
+                Ok((latencies, wall))
+            },
+        )?,
         interleave(
             "stdio",
             CONCURRENCY,
             rounds,
+            stdio_pid,
             [&greet, &native_greet],
             |call| server.pipelined(call, CONCURRENCY, per_round),
         )?,
@@ -237,6 +257,7 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
                 label,
                 clients,
                 rounds,
+                http.pid(),
                 [&first, &native_greet],
                 |call| tokio.block_on(http::concurrent(&mut connected, call, per_client)),
             )?);
@@ -287,6 +308,7 @@ fn payloads(server: &mut StdioServer, calls: usize, rounds: usize) -> Result<Pay
         "1 MiB tool result",
         1,
         rounds,
+        server.pid(),
         [&sandboxed, &native],
         |call| {
             let latencies = (0..per_round)
@@ -406,38 +428,45 @@ impl Report {
             "\ntools/call of a trivial tool: hello_greet (sandboxed: fresh instance per call, every limit on) vs native_greet (compiled into the host)"
         );
         println!(
-            "{:<16} {:>7} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>6} {:>7}",
+            "{:<15} {:>3} | {:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} {:>6} | {:>5} {:>7} {:>5}",
             "loop",
-            "clients",
+            "n",
             "calls/s",
             "p50 µs",
             "p99 µs",
+            "cpu µs",
             "calls/s",
             "p50 µs",
             "p99 µs",
+            "cpu µs",
             "p50",
-            "calls/s"
+            "calls/s",
+            "cpu"
         );
         println!(
-            "{:<16} {:>7} | {:^29} | {:^29} | {:^14}",
+            "{:<15} {:>3} | {:^30} | {:^30} | {:^19}",
             "", "", "sandboxed", "native", "sandboxed/native"
         );
         for l in &self.loops {
             let (s, n) = (&l.sandboxed, &l.native);
             println!(
-                "{:<16} {:>7} | {:>9.0} {:>9.1} {:>9.1} | {:>9.0} {:>9.1} {:>9.1} | {:>5.2}x {:>6.2}x",
+                "{:<15} {:>3} | {:>7.0} {:>7.1} {:>7.1} {:>6.1} | {:>7.0} {:>7.1} {:>7.1} {:>6.1} | {:>4.2}x {:>6.2}x {:>4.2}x",
                 l.label,
                 l.clients,
                 s.calls_per_sec,
                 s.p50_us,
                 s.p99_us,
+                s.cpu_us_per_call.unwrap_or(f64::NAN),
                 n.calls_per_sec,
                 n.p50_us,
                 n.p99_us,
+                n.cpu_us_per_call.unwrap_or(f64::NAN),
                 l.p50_ratio(),
-                l.throughput_ratio()
+                l.throughput_ratio(),
+                l.cpu_ratio()
             );
         }
+        println!("n: clients (stdio: requests in flight); cpu µs: the server's CPU time per call");
         println!("\nlarge payloads over stdio, one at a time");
         let t = &self.payloads.tool;
         println!(

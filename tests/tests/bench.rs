@@ -1,0 +1,131 @@
+//! The benchmark suite runs end to end (`palisade-bench --quick`) and reports every measurement
+//! it promises. Its numbers are not checked here: timing belongs in the benchmark, not in
+//! pass/fail tests.
+
+use std::process::Command;
+
+use palisade_tests::*;
+use serde_json::Value;
+
+#[test]
+fn the_benchmark_suite_reports_every_measurement() {
+    let palisade = palisade_bin();
+    let bench = palisade.with_file_name("palisade-bench");
+    assert!(
+        bench.is_file(),
+        "{} is missing: cargo build --workspace",
+        bench.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("bench.json");
+    let output = Command::new(&bench)
+        .arg("--quick")
+        .args([
+            "--plugins",
+            "1,3",
+            "--primes-below",
+            "20000",
+            "--calls",
+            "64",
+        ])
+        .arg("--plugin-dir")
+        .arg(plugin_path("hello").parent().unwrap())
+        .arg("--palisade")
+        .arg(&palisade)
+        .arg("--json")
+        .arg(&json_path)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "palisade-bench failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for heading in [
+        "tools/call of a trivial tool",
+        "large payloads",
+        "start-up",
+        "resident memory",
+        "fuel metering",
+        "targets",
+    ] {
+        assert!(stdout.contains(heading), "no `{heading}` in:\n{stdout}");
+    }
+
+    let report: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    let loops = report["loops"].as_array().unwrap();
+    let names: Vec<(String, u64)> = loops
+        .iter()
+        .map(|l| {
+            (
+                l["loop"].as_str().unwrap().to_string(),
+                l["clients"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for (name, clients) in [
+        ("stdio", 1),
+        ("stdio", 16),
+        ("HTTP session", 1),
+        ("HTTP session", 16),
+        ("HTTP stateless", 1),
+        ("HTTP stateless", 16),
+    ] {
+        assert!(
+            names.contains(&(name.to_string(), clients)),
+            "no {name} x{clients} in {names:?}"
+        );
+    }
+    let positive = |v: &Value, what: &str| {
+        let n = v
+            .as_f64()
+            .unwrap_or_else(|| panic!("{what} is not a number: {v}"));
+        assert!(n > 0.0 && n.is_finite(), "{what} = {n}");
+    };
+    for l in loops {
+        for side in ["sandboxed", "native"] {
+            for field in [
+                "calls_per_sec",
+                "p50_us",
+                "p99_us",
+                "server_cpu_us_per_call",
+            ] {
+                positive(&l[side][field], &format!("{} {side} {field}", l["loop"]));
+            }
+        }
+        positive(&l["p50_ratio"], "p50_ratio");
+        positive(&l["throughput_ratio"], "throughput_ratio");
+    }
+    positive(
+        &report["payloads"]["tool_1mib"]["sandboxed"]["p50_us"],
+        "1 MiB tool",
+    );
+    positive(
+        &report["payloads"]["tool_1mib"]["native"]["p50_us"],
+        "1 MiB native tool",
+    );
+    positive(
+        &report["payloads"]["resource_read_1mib"]["p50_us"],
+        "1 MiB resource read",
+    );
+    positive(&report["fuel"]["fuel_used"], "fuel used");
+    positive(&report["fuel"]["metered_ms"], "metered");
+    positive(&report["fuel"]["unmetered_ms"], "unmetered");
+    let starts: Vec<u64> = report["startup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            positive(&s["empty_cache_ms"], "empty cache start");
+            positive(&s["warm_cache_ms"], "warm cache start");
+            s["plugins"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(starts, [1, 3]);
+    for field in ["idle_stdio", "idle_http", "peak_http_16_clients"] {
+        positive(&report["rss_bytes"][field], field);
+    }
+    assert!(!report["targets"].as_array().unwrap().is_empty());
+}
