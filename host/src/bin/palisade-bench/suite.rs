@@ -17,7 +17,8 @@ pub struct SuiteArgs {
     /// Measured calls per tool in each loop (sandboxed and native each), after warm-up.
     #[arg(long, default_value_t = 4000)]
     calls: usize,
-    /// Rounds each loop is split into, alternating sandboxed and native.
+    /// Rounds each concurrent loop is split into, alternating sandboxed and native (one-at-a-time
+    /// loops alternate every 20 calls).
     #[arg(long, default_value_t = 10)]
     rounds: usize,
     /// Plugin counts for the start-up measurements.
@@ -51,6 +52,8 @@ pub struct SuiteArgs {
 }
 
 const CONCURRENCY: usize = 16;
+/// Calls per batch of a one-at-a-time loop, before it switches to the other tool.
+const SEQUENTIAL_BATCH: usize = 20;
 const PAYLOAD_BYTES: usize = 1 << 20;
 
 /// One loop's two results.
@@ -154,15 +157,17 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
         }
     }
     let per_round = (args.calls / rounds).max(1);
+    // One call at a time alternates in small batches, so both tools see the same machine noise.
+    let per_batch = SEQUENTIAL_BATCH.min(args.calls).max(1);
     let mut loops = vec![
         interleave(
             "stdio",
             1,
-            rounds,
+            (args.calls / per_batch).max(1),
             stdio_pid,
             [&greet, &native_greet],
             |call| {
-                let latencies = (0..per_round)
+                let latencies = (0..per_batch)
                     .map(|_| server.call(call))
                     .collect::<Result<Vec<_>>>()?;
                 let wall = latencies.iter().sum();
