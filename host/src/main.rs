@@ -78,8 +78,8 @@ struct ServeArgs {
     /// for clients that give no roots of their own. Repeatable.
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
-    /// Also serve `native_greet`, a tool compiled into the host: the baseline `palisade-bench`
-    /// compares sandboxed calls against.
+    /// Also serve `native_greet` and `native_blob`, tools compiled into the host: the baseline
+    /// `palisade-bench` compares sandboxed calls against.
     #[arg(long)]
     native_baseline: bool,
     /// Items per page of every list (overrides [server] page_size; default 50).

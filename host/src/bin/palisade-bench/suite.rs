@@ -88,6 +88,15 @@ impl Pair {
 /// Latencies and wall time of one batch of calls.
 type Batch = (Vec<Duration>, Duration);
 
+/// `count` calls, each sent when the previous one is answered.
+fn one_at_a_time(server: &mut StdioServer, call: &Call, count: usize) -> Result<Batch> {
+    let latencies = (0..count)
+        .map(|_| server.call(call))
+        .collect::<Result<Vec<_>>>()?;
+    let wall = latencies.iter().sum();
+    Ok((latencies, wall))
+}
+
 /// Runs `run(call)` for sandboxed and native in alternating rounds and pairs up the results,
 /// with the CPU time the server (process `pid`) spent on each.
 fn interleave(
@@ -166,13 +175,7 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
             (args.calls / per_batch).max(1),
             stdio_pid,
             [&greet, &native_greet],
-            |call| {
-                let latencies = (0..per_batch)
-                    .map(|_| server.call(call))
-                    .collect::<Result<Vec<_>>>()?;
-                let wall = latencies.iter().sum();
-                Ok((latencies, wall))
-            },
+            |call| one_at_a_time(&mut server, call, per_batch),
         )?,
         interleave(
             "stdio",
@@ -315,13 +318,7 @@ fn payloads(server: &mut StdioServer, calls: usize, rounds: usize) -> Result<Pay
         rounds,
         server.pid(),
         [&sandboxed, &native],
-        |call| {
-            let latencies = (0..per_round)
-                .map(|_| server.call(call))
-                .collect::<Result<Vec<_>>>()?;
-            let wall = latencies.iter().sum();
-            Ok((latencies, wall))
-        },
+        |call| one_at_a_time(server, call, per_round),
     )?;
     let mut reads = Vec::new();
     for _ in 0..calls {
