@@ -442,8 +442,8 @@ impl Plugin {
         };
         // The epoch check only fires while wasm runs; the timeout bounds time spent in host calls
         // too. It is armed only for a call that does not finish in its first poll: most finish
-        // there, and arming a tokio timer wakes the parked timer-driver thread, a context switch
-        // that cost more than the call itself.
+        // there, and a new timer that is the runtime's earliest makes tokio wake the thread
+        // parked on its timer driver, a context switch on every call.
         let outcome = {
             let mut run = std::pin::pin!(run);
             match (&mut run).now_or_never() {
