@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
-use crate::stdio::Call;
+use crate::stdio::{Call, serve_command};
 
 /// `palisade serve --http` on a free local port.
 pub struct HttpServer {
@@ -27,17 +27,11 @@ pub struct HttpServer {
 impl HttpServer {
     pub fn start(palisade: &Path, config: &Path, cache: &Path) -> Result<HttpServer> {
         let addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
-        let child = Command::new(palisade)
-            .args(["serve", "--native-baseline", "--no-watch", "--http"])
+        let child = serve_command(palisade, config, cache)
+            .arg("--http")
             .arg(addr.to_string())
-            .arg("--config")
-            .arg(config)
-            .arg("--cache-dir")
-            .arg(cache)
-            .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("starting {}", palisade.display()))?;
         let mut server = HttpServer { child, addr };

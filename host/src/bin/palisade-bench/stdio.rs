@@ -54,6 +54,20 @@ impl Call {
     }
 }
 
+/// `palisade serve --native-baseline` with `config` and the compile cache `cache`, no file
+/// watching, warnings only on stderr; stdio unless more arguments say otherwise.
+pub fn serve_command(palisade: &Path, config: &Path, cache: &Path) -> Command {
+    let mut command = Command::new(palisade);
+    command
+        .args(["serve", "--native-baseline", "--no-watch", "--config"])
+        .arg(config)
+        .arg("--cache-dir")
+        .arg(cache)
+        .env("RUST_LOG", "warn")
+        .stderr(Stdio::inherit());
+    command
+}
+
 /// `palisade serve --native-baseline` over stdio, in a 2025-11-25 session.
 pub struct StdioServer {
     child: Child,
@@ -65,15 +79,9 @@ pub struct StdioServer {
 impl StdioServer {
     /// Starts the server and opens a session.
     pub fn start(palisade: &Path, config: &Path, cache: &Path) -> Result<StdioServer> {
-        let mut child = Command::new(palisade)
-            .args(["serve", "--native-baseline", "--no-watch", "--config"])
-            .arg(config)
-            .arg("--cache-dir")
-            .arg(cache)
-            .env("RUST_LOG", "warn")
+        let mut child = serve_command(palisade, config, cache)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("starting {}", palisade.display()))?;
         let mut server = StdioServer {
