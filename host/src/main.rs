@@ -126,7 +126,7 @@ fn main() -> ExitCode {
                 config,
                 cache,
             } => {
-                let runtime = Runtime::new(cache_for(cache.cache_dir, None))?;
+                let runtime = Runtime::new(cache_for(cache.cache_dir, None)?)?;
                 let config = setup::plugin_to_inspect(&plugin, config.as_deref())?;
                 print!("{}", inspect(&runtime, config).await?);
                 Ok(())
@@ -186,7 +186,16 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let runtime = Arc::new(Runtime::new(cache_for(
         options.cache_dir.clone(),
         config.cache_dir.clone(),
-    ))?);
+    )?)?);
+    if let Some(root) = roots.iter().find(|r| runtime.cache.overlaps(&r.host_path)) {
+        anyhow::bail!(
+            "the root {} contains the compile cache {} (or lies inside it): a plugin granted \
+             roots could write native code the server runs; serve another directory, or move \
+             the cache (--cache-dir)",
+            root.host_path.display(),
+            runtime.cache.dir().display()
+        );
+    }
     let plugins = setup::load_all(&runtime, wanted).await?;
     let native = if options.native_baseline {
         palisade::native::baseline_tools()
@@ -261,7 +270,7 @@ fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathB
         ..ServeOptions::default()
     };
     let (config, wanted) = options.resolve()?;
-    let runtime = Runtime::new(cache_for(cache_dir, config.cache_dir.clone()))?;
+    let runtime = Runtime::new(cache_for(cache_dir, config.cache_dir.clone())?)?;
     for plugin in wanted.iter().map(|w| &w.config) {
         let wasm = std::fs::read(&plugin.path)
             .with_context(|| format!("{}: cannot read {}", plugin.name, plugin.path.display()))?;
@@ -290,12 +299,13 @@ fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathB
     Ok(())
 }
 
-fn cache_for(flag: Option<PathBuf>, configured: Option<PathBuf>) -> CompileCache {
-    let dir = flag
-        .or(configured)
-        .or_else(CompileCache::default_dir)
-        .unwrap_or_else(|| std::env::temp_dir().join("palisade-components"));
-    CompileCache::new(dir)
+/// The compile cache: `--cache-dir`, else the configuration's, else the user's cache directory.
+fn cache_for(flag: Option<PathBuf>, configured: Option<PathBuf>) -> Result<CompileCache> {
+    let dir = match flag.or(configured) {
+        Some(dir) => dir,
+        None => CompileCache::default_dir()?,
+    };
+    CompileCache::open(&dir)
 }
 
 fn init_logging() {

@@ -1,14 +1,10 @@
-//! The wasmtime engine shared by every plugin, its epoch clock, and the on-disk cache of compiled
-//! components.
+//! The wasmtime engine shared by every plugin and its epoch clock.
 
-use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use wasmtime::component::Component;
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch advances. A running plugin yields to the scheduler and has its deadline
@@ -113,98 +109,4 @@ impl Drop for EpochTicker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
-}
-
-/// Compiled components on disk, keyed by the component's SHA-256 and the engine's compatibility
-/// hash, so a changed file or a changed engine (version, settings, CPU features) recompiles.
-///
-/// The directory must be writable only by the operator: loading a cached artifact runs native code
-/// from it. It is created with mode 0700.
-#[derive(Debug, Clone)]
-pub struct CompileCache {
-    dir: PathBuf,
-}
-
-impl CompileCache {
-    pub fn new(dir: PathBuf) -> CompileCache {
-        CompileCache { dir }
-    }
-
-    /// `$XDG_CACHE_HOME/palisade/components`, else `~/.cache/palisade/components`.
-    pub fn default_dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-        Some(base.join("palisade").join("components"))
-    }
-
-    /// Whether the component with SHA-256 `sha256` was compiled for `engine` before.
-    pub fn contains(&self, engine: &Engine, sha256: &[u8; 32]) -> bool {
-        self.path(engine, sha256).is_file()
-    }
-
-    fn path(&self, engine: &Engine, sha256: &[u8; 32]) -> PathBuf {
-        self.dir
-            .join(format!("{}.cwasm", cache_key(engine, sha256)))
-    }
-
-    /// Loads the component in `wasm` (whose SHA-256 is `sha256`: the caller has it already, and
-    /// hashing a large component again costs real time at start-up), from the cache when it was
-    /// compiled before.
-    pub fn load(
-        &self,
-        engine: &Engine,
-        wasm: &[u8],
-        sha256: &[u8; 32],
-        plugin: &str,
-    ) -> Result<Component> {
-        let path = self.path(engine, sha256);
-        if path.is_file() {
-            // SAFETY: the file was written by `Component::serialize` under a key that includes the
-            // engine's compatibility hash, in a directory only the operator can write.
-            match unsafe { Component::deserialize_file(engine, &path) } {
-                Ok(component) => {
-                    tracing::info!(plugin, path = %path.display(), "loaded compiled component from cache");
-                    return Ok(component);
-                }
-                Err(e) => {
-                    tracing::warn!(plugin, path = %path.display(), "ignoring unusable cache entry: {e}")
-                }
-            }
-        }
-        tracing::info!(plugin, "compiling component");
-        let component = Component::new(engine, wasm).map_err(anyhow::Error::from)?;
-        if let Err(e) = self.store(&path, &component) {
-            tracing::warn!(plugin, dir = %self.dir.display(), "cannot cache the compiled component: {e:#}");
-        }
-        Ok(component)
-    }
-
-    fn store(&self, path: &Path, component: &Component) -> Result<()> {
-        create_private_dir(&self.dir)?;
-        let bytes = component.serialize().map_err(anyhow::Error::from)?;
-        // Write then rename, so a concurrent start never reads half a file.
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
-        Ok(())
-    }
-}
-
-/// The component's SHA-256 and the engine's compatibility hash.
-fn cache_key(engine: &Engine, sha256: &[u8; 32]) -> String {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut hasher);
-    format!("{}-{:016x}", hex::encode(sha256), hasher.finish())
-}
-
-fn create_private_dir(dir: &Path) -> Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .with_context(|| format!("creating cache directory {}", dir.display()))
 }

@@ -96,6 +96,22 @@ pub struct Grants {
     pub env: Vec<(String, String)>,
     /// Hosts it may reach over `wasi:http`.
     pub network: Arc<[HostPattern]>,
+    /// Host directories no plugin may reach whatever its grants (the compile cache): a root that
+    /// holds one, or lies inside one, is not mapped.
+    pub hidden: Arc<[PathBuf]>,
+}
+
+impl Grants {
+    /// The roots this plugin sees: all of them, less any that would reach a hidden directory.
+    fn visible_roots<'a>(&'a self, roots: &'a [Root]) -> impl Iterator<Item = &'a Root> {
+        roots
+            .iter()
+            .filter(|_| self.roots != RootsAccess::None)
+            .filter(|r| {
+                let hides = |h: &PathBuf| h.starts_with(&r.host_path) || r.host_path.starts_with(h);
+                !self.hidden.iter().any(hides)
+            })
+    }
 }
 
 impl Grants {
@@ -116,9 +132,8 @@ impl Grants {
             .dirs
             .iter()
             .map(|d| (d.guest.as_str(), std::fs::canonicalize(&d.host).ok()));
-        let roots = roots
-            .iter()
-            .filter(|_| self.roots != RootsAccess::None)
+        let roots = self
+            .visible_roots(roots)
             .map(|r| (r.guest_path.as_str(), Some(r.host_path.clone())));
         dirs.chain(roots)
             .filter_map(|(prefix, host)| Some((guest.strip_prefix(prefix).ok()?, host?)))
@@ -127,6 +142,10 @@ impl Grants {
             .map(|(rest, host)| host.join(rest))
     }
 }
+
+/// Most random bytes one `get-random-bytes` may ask for: programs ask for a seed or a key, and
+/// a larger request traps rather than make the host allocate it.
+pub const MAX_RANDOM_BYTES: u64 = 1 << 20;
 
 /// Builds the WASI context for one call: only the granted directories, roots and environment
 /// variables; no arguments, no sockets, no name lookup, no stdin; stdout and stderr go to the
@@ -144,6 +163,8 @@ pub fn wasi_context(
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
+        // wasmtime-wasi builds the bytes in host memory before copying them into the plugin's.
+        .max_random_size(MAX_RANDOM_BYTES)
         .envs(&grants.env);
     for dir in &grants.dirs {
         builder
@@ -163,7 +184,7 @@ pub fn wasi_context(
     }
     if grants.roots != RootsAccess::None {
         let perms = perms(grants.roots == RootsAccess::ReadWrite);
-        for root in roots {
+        for root in grants.visible_roots(roots) {
             builder
                 .preopened_dir(&root.host_path, &root.guest_path, perms)
                 .map_err(anyhow::Error::from)
@@ -338,6 +359,13 @@ mod tests {
             granted.host_path(&inside_root, &roots),
             Some(host.join("x"))
         );
+        // A root that holds the compile cache is given to no plugin.
+        let cache_inside = Grants {
+            hidden: Arc::new([host.join("palisade-cache")]),
+            ..granted
+        };
+        assert_eq!(cache_inside.host_path(&inside_root, &roots), None);
+        assert_eq!(cache_inside.visible_roots(&roots).count(), 0);
     }
 
     #[test]

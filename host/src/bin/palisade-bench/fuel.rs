@@ -30,7 +30,7 @@ pub fn measure(bench_wasm: &Path, cache: &Path, below: u32, rounds: usize) -> Re
         .build()?;
     tokio.block_on(async {
         let load = async |metering| {
-            let runtime = Runtime::with_metering(CompileCache::new(cache.to_path_buf()), metering)?;
+            let runtime = Runtime::with_metering(CompileCache::open(cache)?, metering)?;
             let plugin = Plugin::load(
                 &runtime,
                 PluginConfig::new("bench", bench_wasm.to_path_buf()),

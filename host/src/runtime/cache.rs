@@ -1,0 +1,322 @@
+//! The on-disk cache of compiled components.
+//!
+//! Loading an entry maps native code from it into the server, so whoever can write the cache can
+//! run code as the server. The cache is therefore held to the rules ssh holds its keys to: the
+//! directory and every entry belong to the user running the server and nobody else can write
+//! them, nor any directory above; no plugin grant may reach it; and every entry carries the
+//! SHA-256 of its artifact, checked before use, so a changed entry is compiled again, never run.
+
+use std::hash::{Hash, Hasher};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use sha2::{Digest as _, Sha256};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// The first bytes of every entry: the format, then the artifact's SHA-256, then the artifact.
+const MAGIC: &[u8; 16] = b"palisade-cwasm1\n";
+const HEADER_LEN: usize = MAGIC.len() + 32;
+/// File name extension of entries.
+const EXTENSION: &str = "palisade-cwasm";
+
+/// Compiled components on disk, keyed by the component's SHA-256 and the engine's compatibility
+/// hash, so a changed file or a changed engine (version, settings, CPU features) recompiles.
+#[derive(Debug, Clone)]
+pub struct CompileCache {
+    /// Canonical: the path grants are compared against.
+    dir: PathBuf,
+}
+
+impl CompileCache {
+    /// Opens the cache at `dir`, creating it (mode 0700) when missing. Refuses a directory that
+    /// another user could write, or that holds an entry another user could have written.
+    pub fn open(dir: &Path) -> Result<CompileCache> {
+        create_private_dir(dir)?;
+        let dir = std::fs::canonicalize(dir)
+            .with_context(|| format!("compile cache {}: cannot resolve the path", dir.display()))?;
+        check_private(&dir).with_context(|| {
+            format!(
+                "refusing the compile cache {}: loading a compiled component runs native code \
+                 from it",
+                dir.display()
+            )
+        })?;
+        Ok(CompileCache { dir })
+    }
+
+    /// `$XDG_CACHE_HOME/palisade/components`, else `~/.cache/palisade/components`. Never a shared
+    /// temporary directory: without either variable the operator must name one.
+    pub fn default_dir() -> Result<PathBuf> {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|h| PathBuf::from(h).join(".cache"))
+            })
+            .context(
+                "no place for the compile cache: neither XDG_CACHE_HOME nor HOME is set; give \
+                 --cache-dir DIR (or [server] cache_dir), a directory only you can write",
+            )?;
+        Ok(base.join("palisade").join("components"))
+    }
+
+    /// The cache directory (canonical).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether a plugin that can see `path` could reach the cache: `path` holds the cache or lies
+    /// inside it.
+    pub fn overlaps(&self, path: &Path) -> bool {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.dir.starts_with(&path) || path.starts_with(&self.dir)
+    }
+
+    /// Whether the component with SHA-256 `sha256` was compiled for `engine` before (and the
+    /// entry is intact).
+    pub fn contains(&self, engine: &Engine, sha256: &[u8; 32]) -> bool {
+        matches!(read_entry(&self.path(engine, sha256)), Ok(Some(_)))
+    }
+
+    fn path(&self, engine: &Engine, sha256: &[u8; 32]) -> PathBuf {
+        self.dir
+            .join(format!("{}.{EXTENSION}", cache_key(engine, sha256)))
+    }
+
+    /// Loads the component in `wasm` (whose SHA-256 is `sha256`: the caller has it already, and
+    /// hashing a large component again costs real time at start-up), from the cache when it was
+    /// compiled before and the entry is intact.
+    pub fn load(
+        &self,
+        engine: &Engine,
+        wasm: &[u8],
+        sha256: &[u8; 32],
+        plugin: &str,
+    ) -> Result<Component> {
+        let path = self.path(engine, sha256);
+        match read_entry(&path) {
+            Ok(Some(artifact)) => {
+                // SAFETY: the artifact is byte for byte what `Component::serialize` wrote (its
+                // SHA-256 was checked above), under a key that includes the engine's
+                // compatibility hash, in a directory only this user can write.
+                match unsafe { Component::deserialize(engine, &artifact) } {
+                    Ok(component) => {
+                        tracing::info!(plugin, path = %path.display(), "loaded compiled component from cache");
+                        return Ok(component);
+                    }
+                    Err(e) => {
+                        tracing::warn!(plugin, path = %path.display(), "ignoring unusable cache entry: {e}")
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(why) => {
+                tracing::warn!(plugin, path = %path.display(), "cache entry refused, compiling again: {why:#}")
+            }
+        }
+        tracing::info!(plugin, "compiling component");
+        let component = Component::new(engine, wasm).map_err(anyhow::Error::from)?;
+        if let Err(e) = self.store(&path, &component) {
+            tracing::warn!(plugin, dir = %self.dir.display(), "cannot cache the compiled component: {e:#}");
+        }
+        Ok(component)
+    }
+
+    fn store(&self, path: &Path, component: &Component) -> Result<()> {
+        let artifact = component.serialize().map_err(anyhow::Error::from)?;
+        let digest = Sha256::digest(&artifact);
+        // Write then rename, so a concurrent start never reads half a file.
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options
+            .open(&tmp)
+            .with_context(|| format!("creating {}", tmp.display()))?;
+        file.write_all(MAGIC)
+            .and_then(|()| file.write_all(&digest))
+            .and_then(|()| file.write_all(&artifact))
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        drop(file);
+        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+        Ok(())
+    }
+}
+
+/// The artifact of the entry at `path`: `None` when there is none, an error when the entry is
+/// not one this cache wrote, or was changed since.
+fn read_entry(path: &Path) -> Result<Option<Vec<u8>>> {
+    let mut bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).context("cannot read it"),
+    };
+    anyhow::ensure!(
+        bytes.len() >= HEADER_LEN && bytes.starts_with(MAGIC),
+        "not a palisade cache entry"
+    );
+    let recorded = &bytes[MAGIC.len()..HEADER_LEN];
+    let actual = Sha256::digest(&bytes[HEADER_LEN..]);
+    anyhow::ensure!(
+        recorded == actual.as_slice(),
+        "its SHA-256 is not the one recorded when it was written: it was changed"
+    );
+    bytes.drain(..HEADER_LEN);
+    Ok(Some(bytes))
+}
+
+/// The component's SHA-256 and the engine's compatibility hash.
+fn cache_key(engine: &Engine, sha256: &[u8; 32]) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("{}-{:016x}", hex::encode(sha256), hasher.finish())
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .with_context(|| format!("creating cache directory {}", dir.display()))
+}
+
+/// Checks that only this user (and root, above the cache) can change `dir`, its entries, and
+/// every directory on the way to it (a writable parent could swap the whole directory).
+#[cfg(unix)]
+fn check_private(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let me = rustix::process::geteuid().as_raw();
+    let group_or_other_writable = |meta: &std::fs::Metadata| meta.mode() & 0o022 != 0;
+    let meta = std::fs::metadata(dir).with_context(|| format!("{}", dir.display()))?;
+    anyhow::ensure!(
+        meta.uid() == me,
+        "it belongs to user id {}, not to the user running the server ({me}); use a directory \
+         of your own (--cache-dir or [server] cache_dir)",
+        meta.uid()
+    );
+    anyhow::ensure!(
+        !group_or_other_writable(&meta),
+        "other users can write it (mode {:o}); run `chmod go-w {}`",
+        meta.permissions().mode() & 0o7777,
+        dir.display()
+    );
+    for ancestor in dir.ancestors().skip(1) {
+        let meta = std::fs::metadata(ancestor)
+            .with_context(|| format!("{}", ancestor.display()))?;
+        let sticky = meta.mode() & 0o1000 != 0;
+        anyhow::ensure!(
+            (meta.uid() == me || meta.uid() == 0) && (sticky || !group_or_other_writable(&meta)),
+            "the directory above it, {}, can be changed by another user (owner {}, mode {:o}), \
+             who could replace the cache; keep the cache under directories only you (or root) \
+             can write",
+            ancestor.display(),
+            meta.uid(),
+            meta.permissions().mode() & 0o7777
+        );
+    }
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
+        let path = entry.path();
+        let meta = std::fs::symlink_metadata(&path).with_context(|| format!("{}", path.display()))?;
+        anyhow::ensure!(
+            !meta.file_type().is_symlink(),
+            "{} is a symbolic link; the cache holds only files it wrote (remove it)",
+            path.display()
+        );
+        anyhow::ensure!(
+            meta.uid() == me && !group_or_other_writable(&meta),
+            "{} can be changed by another user (owner {}, mode {:o}); remove it, or run \
+             `chmod go-w` on it if it is yours",
+            path.display(),
+            meta.uid(),
+            meta.permissions().mode() & 0o7777
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_private(_dir: &Path) -> Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tempdir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("palisade-cache-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[cfg(unix)]
+    fn chmod(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn a_new_cache_directory_is_private() {
+        let dir = tempdir("new").join("a/b");
+        let cache = CompileCache::open(&dir).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(cache.dir()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
+        assert!(cache.overlaps(dir.parent().unwrap()));
+        assert!(cache.overlaps(&dir.join("sub")));
+        assert!(!cache.overlaps(&std::env::temp_dir().join("elsewhere")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn writable_by_others_is_refused() {
+        let dir = tempdir("shared");
+        std::fs::create_dir_all(&dir).unwrap();
+        chmod(&dir, 0o777);
+        let err = format!("{:#}", CompileCache::open(&dir).unwrap_err());
+        assert!(err.contains("other users can write it"), "{err}");
+
+        chmod(&dir, 0o700);
+        let entry = dir.join("x.palisade-cwasm");
+        std::fs::write(&entry, b"x").unwrap();
+        chmod(&entry, 0o666);
+        let err = format!("{:#}", CompileCache::open(&dir).unwrap_err());
+        assert!(err.contains("can be changed by another user"), "{err}");
+
+        chmod(&entry, 0o600);
+        std::os::unix::fs::symlink("/etc/hostname", dir.join("link")).unwrap();
+        let err = format!("{:#}", CompileCache::open(&dir).unwrap_err());
+        assert!(err.contains("symbolic link"), "{err}");
+        std::fs::remove_file(dir.join("link")).unwrap();
+        CompileCache::open(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_changed_entry_is_refused() {
+        let dir = tempdir("entry");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("e");
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&Sha256::digest(b"artifact"));
+        bytes.extend_from_slice(b"artifact");
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_entry(&path).unwrap().unwrap(), b"artifact");
+        *bytes.last_mut().unwrap() ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(read_entry(&path).is_err());
+        std::fs::write(&path, b"\x7fELF whatever").unwrap();
+        assert!(read_entry(&path).is_err());
+        assert!(read_entry(&dir.join("missing")).unwrap().is_none());
+    }
+}
