@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::Backend;
+use super::schema_cost;
 use super::header_params::{HeaderParam, header_params};
 use crate::runtime::bindings::tools;
 
@@ -24,29 +25,57 @@ pub struct CatalogTool {
     /// Parameters the plugin marked with `x-mcp-header`.
     pub header_params: Vec<HeaderParam>,
     validator: jsonschema::Validator,
+    output_validator: Option<jsonschema::Validator>,
 }
 
 impl CatalogTool {
     /// Checks `arguments` against the input schema; the errors, one per line, if they do not match.
     pub fn validate(&self, arguments: &Value) -> Result<(), String> {
-        let errors: Vec<String> = self
-            .validator
-            .iter_errors(arguments)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("at {at}: {e}")
-                }
-            })
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("\n"))
-        }
+        schema_errors(&self.validator, arguments)
     }
+
+    /// Checks the `structuredContent` a call returned (JSON text) against the tool's output
+    /// schema, when it has one: the specification has servers conform to it.
+    pub fn validate_output(&self, structured: &str) -> Result<(), String> {
+        let Some(validator) = &self.output_validator else {
+            return Ok(());
+        };
+        let value: Value = serde_json::from_str(structured)
+            .map_err(|e| format!("its structuredContent is not JSON: {e}"))?;
+        schema_errors(validator, &value)
+            .map_err(|errors| format!("its structuredContent does not match its outputSchema:\n{errors}"))
+    }
+}
+
+/// Errors reported per validation, and the longest each may be: an error quotes the value it
+/// is about, which can be as large as the request.
+const MAX_ERRORS: usize = 10;
+const MAX_ERROR_CHARS: usize = 300;
+
+/// The errors of `instance` against a schema, one per line.
+fn schema_errors(validator: &jsonschema::Validator, instance: &Value) -> Result<(), String> {
+    let mut errors = validator.iter_errors(instance).peekable();
+    if errors.peek().is_none() {
+        return Ok(());
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for error in errors.by_ref().take(MAX_ERRORS) {
+        let at = error.instance_path().to_string();
+        let mut line = if at.is_empty() {
+            error.to_string()
+        } else {
+            format!("at {at}: {error}")
+        };
+        if let Some((cut, _)) = line.char_indices().nth(MAX_ERROR_CHARS) {
+            line.truncate(cut);
+            line.push_str("...");
+        }
+        lines.push(line);
+    }
+    if errors.next().is_some() {
+        lines.push("(and more)".into());
+    }
+    Err(lines.join("\n"))
 }
 
 pub(super) fn catalog_tool(
@@ -59,7 +88,15 @@ pub(super) fn catalog_tool(
             "its public name `{public_name}` is not 1 to {MAX_PUBLIC_NAME} of A-Z a-z 0-9 _ -"
         ));
     }
+    // Sizes first: parsing is work too.
+    schema_cost::check_size(&tool.input_schema).map_err(|e| format!("input schema refused: {e}"))?;
+    if let Some(text) = &tool.output_schema {
+        schema_cost::check_size(text).map_err(|e| format!("output schema refused: {e}"))?;
+    }
     let input_schema = json_object(&tool.input_schema).map_err(|e| format!("input schema: {e}"))?;
+    let input_value = Value::Object(input_schema.clone());
+    schema_cost::check(&input_value)
+        .map_err(|e| format!("input schema refused: {e}"))?;
     if input_schema.get("type") != Some(&Value::String("object".into())) {
         return Err("input schema: must have \"type\": \"object\"".into());
     }
@@ -70,11 +107,17 @@ pub(super) fn catalog_tool(
         .map(json_object)
         .transpose()
         .map_err(|e| format!("output schema: {e}"))?;
-    let schema = Value::Object(input_schema.clone());
-    let validator = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(&schema)
-        .map_err(|e| format!("input schema is not a valid JSON Schema: {e}"))?;
+    if let Some(schema) = &output_schema {
+        schema_cost::check(&Value::Object(schema.clone()))
+            .map_err(|e| format!("output schema refused: {e}"))?;
+    }
+    let validator =
+        schema_cost::validator(&input_value).map_err(|e| format!("input schema: {e}"))?;
+    let output_validator = output_schema
+        .as_ref()
+        .map(|schema| schema_cost::validator(&Value::Object(schema.clone())))
+        .transpose()
+        .map_err(|e| format!("output schema: {e}"))?;
     Ok(CatalogTool {
         public_name: public_name.to_string(),
         backend,
@@ -83,6 +126,7 @@ pub(super) fn catalog_tool(
         output_schema,
         header_params,
         validator,
+        output_validator,
     })
 }
 
@@ -99,4 +143,31 @@ pub(super) fn is_valid_public_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// What differs between two listings of one plugin's tools, a line per changed part of each
+/// tool in both (a tool only in one listing was added or removed, not changed).
+pub fn definition_changes(old: &[tools::Tool], new: &[tools::Tool]) -> Vec<String> {
+    let mut changes = Vec::new();
+    for before in old {
+        let Some(after) = new.iter().find(|t| t.name == before.name) else {
+            continue;
+        };
+        let name = &before.name;
+        let parts = [
+            ("title", before.title != after.title),
+            ("description", before.description != after.description),
+            ("input schema", before.input_schema != after.input_schema),
+            ("output schema", before.output_schema != after.output_schema),
+            ("annotations", before.annotations != after.annotations),
+            ("icons", before.icons != after.icons),
+            ("_meta", before.meta != after.meta),
+        ];
+        for (part, changed) in parts {
+            if changed {
+                changes.push(format!("tool `{name}`: its {part} changed"));
+            }
+        }
+    }
+    changes
 }

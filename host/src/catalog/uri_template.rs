@@ -9,6 +9,11 @@
 
 use std::collections::HashSet;
 
+/// Longest template a plugin may declare: matching costs the URI's length times the template's.
+pub const MAX_TEMPLATE_BYTES: usize = 512;
+/// Longest URI routed: longer ones (from a client or a plugin) match nothing.
+pub const MAX_URI_BYTES: usize = 4096;
+
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UriTemplate {
@@ -47,6 +52,12 @@ impl Class {
 impl UriTemplate {
     /// Parses `template`; the error says what is wrong.
     pub fn parse(template: &str) -> Result<UriTemplate, String> {
+        if template.len() > MAX_TEMPLATE_BYTES {
+            return Err(format!(
+                "a URI template of {} bytes, over the {MAX_TEMPLATE_BYTES} allowed",
+                template.len()
+            ));
+        }
         let mut tokens = Vec::new();
         let mut variables = Vec::new();
         let mut chars = template.chars();
@@ -87,42 +98,64 @@ impl UriTemplate {
         &self.variables
     }
 
-    /// Whether some expansion of the template could be `uri`.
+    /// Whether some expansion of the template could be `uri`. Linear: one pass over `uri`, each
+    /// step over the template's positions (a URI over [`MAX_URI_BYTES`] matches nothing).
     pub fn matches(&self, uri: &str) -> bool {
-        // Positions in the pattern reachable after the characters read so far.
-        let mut states = self.closure([0].into_iter().collect());
-        for c in uri.chars() {
-            let mut next = HashSet::new();
-            for &i in &states {
-                match self.tokens.get(i) {
-                    Some(Token::Literal(l)) if *l == c => {
-                        next.insert(i + 1);
-                    }
-                    Some(Token::Expression(class)) if class.contains(c) => {
-                        next.insert(i);
-                    }
-                    _ => {}
-                }
-            }
-            states = self.closure(next);
-            if states.is_empty() {
+        if uri.len() > MAX_URI_BYTES {
+            return false;
+        }
+        // The literal text before the first expression must start the URI: most templates are
+        // told apart here.
+        let prefix = self
+            .tokens
+            .iter()
+            .map_while(|t| match t {
+                Token::Literal(c) => Some(*c),
+                Token::Expression(_) => None,
+            });
+        let mut rest = uri.chars();
+        for expected in prefix {
+            if rest.next() != Some(expected) {
                 return false;
             }
         }
-        states.contains(&self.tokens.len())
+        // Positions in the pattern reachable after the characters read so far.
+        let positions = self.tokens.len() + 1;
+        let mut states = vec![false; positions];
+        let mut next = vec![false; positions];
+        states[0] = true;
+        self.close(&mut states);
+        for c in uri.chars() {
+            next.fill(false);
+            let mut any = false;
+            for (i, token) in self.tokens.iter().enumerate() {
+                if !states[i] {
+                    continue;
+                }
+                match token {
+                    Token::Literal(l) if *l == c => next[i + 1] = true,
+                    Token::Expression(class) if class.contains(c) => next[i] = true,
+                    _ => continue,
+                }
+                any = true;
+            }
+            if !any {
+                return false;
+            }
+            self.close(&mut next);
+            std::mem::swap(&mut states, &mut next);
+        }
+        states[self.tokens.len()]
     }
 
-    /// Adds the positions reachable by letting expressions expand to nothing.
-    fn closure(&self, mut states: HashSet<usize>) -> HashSet<usize> {
-        let mut stack: Vec<usize> = states.iter().copied().collect();
-        while let Some(i) = stack.pop() {
-            if let Some(Token::Expression(_)) = self.tokens.get(i)
-                && states.insert(i + 1)
-            {
-                stack.push(i + 1);
+    /// Adds the positions reachable by letting expressions expand to nothing (they only move
+    /// forward, so one pass in order finds them all).
+    fn close(&self, states: &mut [bool]) {
+        for (i, token) in self.tokens.iter().enumerate() {
+            if states[i] && matches!(token, Token::Expression(_)) {
+                states[i + 1] = true;
             }
         }
-        states
     }
 
     /// Whether some URI matches both templates: a search over pairs of positions, moving both
@@ -235,8 +268,19 @@ mod tests {
 
     #[test]
     fn bad_templates_are_refused() {
-        for bad in ["a://{", "a://}", "a://{}", "a://{!x}", "a://{x y}", "a b"] {
+        let long = format!("a://{}", "{x}".repeat(1000));
+        for bad in ["a://{", "a://}", "a://{}", "a://{!x}", "a://{x y}", "a b", &long] {
             assert!(UriTemplate::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn huge_uris_match_nothing() {
+        let any = t("x://{+rest}");
+        assert!(any.matches(&format!("x://{}", "a".repeat(MAX_URI_BYTES - 4))));
+        assert!(!any.matches(&format!("x://{}", "a".repeat(MAX_URI_BYTES))));
+        // The worst template allowed against the longest URI allowed: every position live.
+        let worst = t(&format!("x://{}", "{+a}".repeat((MAX_TEMPLATE_BYTES - 4) / 4)));
+        assert!(worst.matches(&format!("x://{}", "/".repeat(MAX_URI_BYTES - 4))));
     }
 }
