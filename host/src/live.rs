@@ -12,7 +12,7 @@ use notify::{EventKind, RecursiveMode, Watcher as _};
 use sha2::Digest as _;
 use tokio::sync::mpsc;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, definition_changes};
 use crate::config::RootsAccess;
 use crate::mcp::{Change, LiveHooks, Server};
 use crate::runtime::bindings::host::ListKind;
@@ -22,6 +22,9 @@ use crate::setup::{ServeOptions, Wanted, log_loaded};
 /// How long to wait for more changes after one, so an editor's or a compiler's burst of writes
 /// is handled once.
 const SETTLE: Duration = Duration::from_millis(200);
+/// Least time between two reloads that only plugins asked for (`notify-list-changed`): a plugin
+/// that asks on every call gets one reload per interval, the last request always honoured.
+const RELIST_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The reloader: owns the file watcher and the plugins currently loaded.
 pub struct Live {
@@ -95,6 +98,7 @@ impl Live {
         mut relist: mpsc::UnboundedReceiver<(Arc<str>, ListKind)>,
         mut watch_requests: mpsc::UnboundedReceiver<PathBuf>,
     ) {
+        let mut last_relist: Option<tokio::time::Instant> = None;
         loop {
             let mut batch = Vec::new();
             let mut relisted = Relisted::default();
@@ -111,6 +115,17 @@ impl Live {
             }
             while let Ok(asked) = relist.try_recv() {
                 relisted.add(asked);
+            }
+            if batch.is_empty()
+                && let Some(last) = last_relist
+            {
+                tokio::time::sleep_until(last + RELIST_INTERVAL).await;
+                while let Ok(asked) = relist.try_recv() {
+                    relisted.add(asked);
+                }
+            }
+            if !relisted.plugins.is_empty() {
+                last_relist = Some(tokio::time::Instant::now());
             }
             self.handle(batch, relisted).await;
         }
@@ -187,18 +202,42 @@ impl Live {
         let mut plugins = Vec::new();
         for Wanted { config, origin } in wanted {
             let current = self.plugins.iter().find(|p| *p.name == *config.name);
+            // Only the plugin's word that its lists changed: same file, same configuration.
+            let mut relisting_only = false;
             if let Some(current) = current {
                 let same_file = file_sha256(&config.path).is_some_and(|h| h == current.wasm_sha256);
-                if current.config == config
-                    && same_file
-                    && !relisted.plugins.contains(&current.name)
-                {
-                    plugins.push(current.clone());
-                    continue;
+                if current.config == config && same_file {
+                    if !relisted.plugins.contains(&current.name) {
+                        plugins.push(current.clone());
+                        continue;
+                    }
+                    relisting_only = true;
                 }
             }
             match Plugin::load(&self.runtime, config).await {
                 Ok(plugin) => {
+                    let changes = current
+                        .map(|c| definition_changes(&c.tools, &plugin.tools))
+                        .unwrap_or_default();
+                    if let (Some(current), false) = (current, changes.is_empty()) {
+                        // Tool definitions are pinned to the file: a plugin cannot change what
+                        // a tool claims to do once a client has seen it.
+                        if relisting_only {
+                            tracing::warn!(
+                                plugin = &*current.name,
+                                "new tool definitions refused: they change without a new file, \
+                                 the loaded ones keep serving ({})",
+                                changes.join("; ")
+                            );
+                            plugins.push(current.clone());
+                            continue;
+                        }
+                        tracing::info!(
+                            plugin = &*current.name,
+                            "tool definitions changed with the new version: {}",
+                            changes.join("; ")
+                        );
+                    }
                     log_loaded(&plugin);
                     plugins.push(Arc::new(plugin));
                 }

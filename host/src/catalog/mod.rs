@@ -6,6 +6,7 @@ pub mod header_params;
 mod page;
 mod prompts;
 mod resources;
+mod schema_cost;
 mod tools;
 pub mod uri_template;
 
@@ -22,7 +23,7 @@ use crate::runtime::bindings::tools as wit_tools;
 pub use page::{InvalidCursor, page};
 pub use prompts::CatalogPrompt;
 pub use resources::{CatalogTemplate, ResourceRoutes};
-pub use tools::CatalogTool;
+pub use tools::{CatalogTool, definition_changes};
 
 /// What runs a tool.
 #[derive(Clone)]
@@ -54,79 +55,53 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Builds the catalog. Two plugins serving the same public name or resource URI are an error
-    /// naming both; a tool the plugin describes badly is left out with a warning naming it.
+    /// Builds the catalog, plugin by plugin in order. A plugin that would serve a public name or
+    /// a resource URI an earlier one serves is left out whole, with an error naming both, and
+    /// the others are served; a tool, prompt or resource the plugin describes badly is left out
+    /// with a warning naming it. Fails only when no plugin could be served though some were given.
     pub fn new(
         plugins: Vec<Arc<Plugin>>,
         native: Vec<crate::native::NativeTool>,
     ) -> Result<Catalog> {
-        let mut candidates = Vec::new();
-        for plugin in &plugins {
-            for tool in &plugin.tools {
-                let name = public_name(&plugin.config.prefix, &tool.name);
-                let mut tool = tool.clone();
-                if let Some(policy) = plugin.config.tools.get(&tool.name) {
-                    apply_overrides(&mut tool, &policy.annotations);
-                }
-                candidates.push((name, Backend::Plugin(plugin.clone()), tool));
-            }
-        }
+        let mut tools: BTreeMap<String, CatalogTool> = BTreeMap::new();
         for n in native {
-            candidates.push((n.tool.name.clone(), Backend::Native(n.run), n.tool));
-        }
-        let mut by_name: BTreeMap<String, CatalogTool> = BTreeMap::new();
-        for (public_name, backend, tool) in candidates {
-            let owner = backend.owner().to_string();
-            let entry = match tools::catalog_tool(backend, tool, &public_name) {
-                Ok(entry) => entry,
-                Err(why) => {
-                    tracing::warn!(plugin = owner, tool = public_name, "tool left out: {why}");
-                    continue;
+            let public_name = n.tool.name.clone();
+            match tools::catalog_tool(Backend::Native(n.run), n.tool, &public_name) {
+                Ok(entry) => {
+                    tools.insert(public_name, entry);
                 }
-            };
-            if let Some(existing) = by_name.get(&public_name) {
-                anyhow::bail!(
-                    "plugins `{}` and `{owner}` both serve a tool named `{public_name}`; give one of \
-                     them another prefix (plugins.<name>.prefix in the configuration)",
-                    existing.backend.owner(),
-                );
+                Err(why) => tracing::warn!(tool = public_name, "tool left out: {why}"),
             }
-            by_name.insert(public_name, entry);
         }
         let mut prompts: BTreeMap<String, CatalogPrompt> = BTreeMap::new();
-        for plugin in &plugins {
-            for prompt in &plugin.prompts {
-                let public_name = public_name(&plugin.config.prefix, &prompt.name);
-                if !tools::is_valid_public_name(&public_name) {
-                    tracing::warn!(
-                        plugin = &*plugin.name,
-                        prompt = public_name,
-                        "prompt left out: its public name is not 1 to 64 of A-Z a-z 0-9 _ -"
-                    );
-                    continue;
+        let mut resources = ResourceRoutes::default();
+        let mut served = Vec::new();
+        let given = plugins.len();
+        for plugin in plugins {
+            let added = plugin_tools(&plugin, &tools)
+                .and_then(|new_tools| Ok((new_tools, plugin_prompts(&plugin, &prompts)?)))
+                .and_then(|new| {
+                    resources.add(&plugin)?;
+                    Ok(new)
+                });
+            match added {
+                Ok((new_tools, new_prompts)) => {
+                    tools.extend(new_tools.into_iter().map(|t| (t.public_name.clone(), t)));
+                    prompts.extend(new_prompts.into_iter().map(|p| (p.public_name.clone(), p)));
+                    served.push(plugin);
                 }
-                if let Some(existing) = prompts.get(&public_name) {
-                    anyhow::bail!(
-                        "plugins `{}` and `{}` both serve a prompt named `{public_name}`; give one \
-                         of them another prefix (plugins.<name>.prefix in the configuration)",
-                        existing.plugin.name,
-                        plugin.name
-                    );
+                Err(why) => {
+                    tracing::error!(plugin = &*plugin.name, "plugin not served: {why}");
                 }
-                prompts.insert(
-                    public_name.clone(),
-                    CatalogPrompt {
-                        public_name,
-                        plugin: plugin.clone(),
-                        prompt: prompt.clone(),
-                    },
-                );
             }
         }
-        let resources = ResourceRoutes::new(&plugins)?;
+        anyhow::ensure!(
+            given == 0 || !served.is_empty(),
+            "none of the plugins can be served (see the errors above)"
+        );
         Ok(Catalog {
-            plugins,
-            tools: by_name.into_values().collect(),
+            plugins: served,
+            tools: tools.into_values().collect(),
             prompts: prompts.into_values().collect(),
             resources,
         })
@@ -234,6 +209,85 @@ impl Catalog {
         let completes = plugin.completable.iter().any(|c| same_ref(c, &own));
         Ok(completes.then_some((plugin, own)))
     }
+}
+
+/// The tools of `plugin` under their public names, or why the plugin cannot be served beside
+/// the tools already in the catalog.
+fn plugin_tools(
+    plugin: &Arc<Plugin>,
+    served: &BTreeMap<String, CatalogTool>,
+) -> Result<Vec<CatalogTool>, String> {
+    let mut entries: Vec<CatalogTool> = Vec::new();
+    for tool in &plugin.tools {
+        let public_name = public_name(&plugin.config.prefix, &tool.name);
+        let mut tool = tool.clone();
+        if let Some(policy) = plugin.config.tools.get(&tool.name) {
+            apply_overrides(&mut tool, &policy.annotations);
+        }
+        let entry = match tools::catalog_tool(Backend::Plugin(plugin.clone()), tool, &public_name) {
+            Ok(entry) => entry,
+            Err(why) => {
+                tracing::warn!(plugin = &*plugin.name, tool = public_name, "tool left out: {why}");
+                continue;
+            }
+        };
+        if let Some(existing) = served.get(&public_name) {
+            return Err(format!(
+                "plugins `{}` and `{}` both serve a tool named `{public_name}`; give one of \
+                 them another prefix (plugins.<name>.prefix in the configuration)",
+                existing.backend.owner(),
+                plugin.name
+            ));
+        }
+        if entries.iter().any(|e| e.public_name == public_name) {
+            tracing::warn!(plugin = &*plugin.name, tool = public_name, "tool left out: listed twice");
+            continue;
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+/// The prompts of `plugin` under their public names, or why the plugin cannot be served beside
+/// the prompts already in the catalog.
+fn plugin_prompts(
+    plugin: &Arc<Plugin>,
+    served: &BTreeMap<String, CatalogPrompt>,
+) -> Result<Vec<CatalogPrompt>, String> {
+    let mut entries: Vec<CatalogPrompt> = Vec::new();
+    for prompt in &plugin.prompts {
+        let public_name = public_name(&plugin.config.prefix, &prompt.name);
+        let described = if !tools::is_valid_public_name(&public_name) {
+            Err("its public name is not 1 to 64 of A-Z a-z 0-9 _ -".to_string())
+        } else {
+            prompt
+                .arguments
+                .iter()
+                .try_for_each(|a| resources::check_name(&a.name))
+                .map_err(|why| format!("an argument: {why}"))
+        };
+        if let Err(why) = described {
+            tracing::warn!(plugin = &*plugin.name, prompt = public_name, "prompt left out: {why}");
+            continue;
+        }
+        if let Some(existing) = served.get(&public_name) {
+            return Err(format!(
+                "plugins `{}` and `{}` both serve a prompt named `{public_name}`; give one of \
+                 them another prefix (plugins.<name>.prefix in the configuration)",
+                existing.plugin.name, plugin.name
+            ));
+        }
+        if entries.iter().any(|e| e.public_name == public_name) {
+            tracing::warn!(plugin = &*plugin.name, prompt = public_name, "prompt left out: listed twice");
+            continue;
+        }
+        entries.push(CatalogPrompt {
+            public_name,
+            plugin: plugin.clone(),
+            prompt: prompt.clone(),
+        });
+    }
+    Ok(entries)
 }
 
 fn same_ref(a: &CompletionRef, b: &CompletionRef) -> bool {

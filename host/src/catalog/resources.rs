@@ -1,12 +1,18 @@
 //! Which plugin serves a resource URI: the plugin that listed it, or the one whose template
-//! matches it. Two plugins may never claim the same URI.
+//! matches it. A URI belongs to the plugin whose namespace holds it, and two plugins may never
+//! claim the same URI.
+//!
+//! A plugin's namespaces are the `scheme://authority` of each URI and template it lists when
+//! loaded (a whole scheme when a template leaves the authority open, as `notes://{name}` does).
+//! The first plugin to claim a namespace owns it: a later plugin claiming it is not served, and
+//! what any plugin lists later is served only inside its own namespaces, so no plugin can take
+//! over or shadow another's URIs by listing them first. `file://` URIs are shared by every
+//! plugin, each only inside the directories it is granted.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use anyhow::Result;
-
-use super::uri_template::UriTemplate;
+use super::uri_template::{MAX_URI_BYTES, UriTemplate};
 use crate::runtime::Plugin;
 use crate::runtime::bindings::resources;
 
@@ -17,88 +23,283 @@ pub struct CatalogTemplate {
     pub parsed: UriTemplate,
 }
 
+/// Where a plugin's URIs live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Namespace {
+    /// Every URI of a scheme (`notes:`).
+    Scheme(String),
+    /// The URIs of one `scheme://authority`.
+    Authority { scheme: String, authority: String },
+    /// `file://`: shared, each plugin inside its grants.
+    File,
+}
+
+impl Namespace {
+    fn scheme(&self) -> &str {
+        match self {
+            Namespace::Scheme(s) | Namespace::Authority { scheme: s, .. } => s,
+            Namespace::File => "file",
+        }
+    }
+
+    /// Whether a URI could be in both.
+    fn overlaps(&self, other: &Namespace) -> bool {
+        match (self, other) {
+            (Namespace::File, _) | (_, Namespace::File) => false,
+            (Namespace::Authority { .. }, Namespace::Authority { .. }) => self == other,
+            _ => self.scheme() == other.scheme(),
+        }
+    }
+
+    /// Whether `uri` lies in it.
+    fn holds(&self, uri: &Namespace) -> bool {
+        match self {
+            Namespace::Scheme(s) => uri.scheme() == s,
+            _ => self == uri,
+        }
+    }
+
+    /// The namespace of a URI; the error says why the URI cannot be served.
+    fn of_uri(uri: &str) -> Result<Namespace, String> {
+        check_uri_text(uri)?;
+        let (scheme, rest) = split_scheme(uri)?;
+        if scheme == "file" {
+            return Ok(Namespace::File);
+        }
+        match rest.strip_prefix("//") {
+            Some(rest) => Ok(Namespace::Authority {
+                scheme,
+                authority: rest.split(['/', '?', '#']).next().unwrap_or("").to_string(),
+            }),
+            None => Ok(Namespace::Scheme(scheme)),
+        }
+    }
+
+    /// The namespace a template claims: its scheme and authority when both are literal text,
+    /// else its whole scheme, which must be literal.
+    fn of_template(template: &str) -> Result<Namespace, String> {
+        let literal = template.split('{').next().unwrap_or("");
+        let (scheme, rest) = split_scheme(literal)
+            .map_err(|_| "a URI template must start with a literal scheme (`name:`)".to_string())?;
+        if scheme == "file" {
+            return Ok(Namespace::File);
+        }
+        match rest.strip_prefix("//") {
+            Some(rest) if rest.contains(['/', '?', '#']) || literal.len() == template.len() => {
+                Ok(Namespace::Authority {
+                    scheme,
+                    authority: rest.split(['/', '?', '#']).next().unwrap_or("").to_string(),
+                })
+            }
+            _ => Ok(Namespace::Scheme(scheme)),
+        }
+    }
+}
+
+impl std::fmt::Display for Namespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Namespace::Scheme(s) => write!(f, "{s}:"),
+            Namespace::Authority { scheme, authority } => write!(f, "{scheme}://{authority}"),
+            Namespace::File => f.write_str("file://"),
+        }
+    }
+}
+
+/// A URI's scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`) and what follows
+/// the colon.
+fn split_scheme(uri: &str) -> Result<(String, &str), String> {
+    let (scheme, rest) = uri
+        .split_once(':')
+        .ok_or_else(|| format!("`{uri}` has no scheme"))?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    if !valid {
+        return Err(format!("`{uri}` has no valid scheme"));
+    }
+    Ok((scheme.to_ascii_lowercase(), rest))
+}
+
+/// A URI a plugin lists: not over [`MAX_URI_BYTES`], no whitespace or control characters.
+fn check_uri_text(uri: &str) -> Result<(), String> {
+    if uri.len() > MAX_URI_BYTES {
+        return Err(format!(
+            "a URI of {} bytes, over the {MAX_URI_BYTES} allowed",
+            uri.len()
+        ));
+    }
+    if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("the URI {uri:?} holds whitespace or control characters"));
+    }
+    Ok(())
+}
+
+/// A resource's or template's name: not empty, no control characters.
+pub(super) fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("its name is empty".into());
+    }
+    if name.chars().any(char::is_control) {
+        return Err(format!("its name {name:?} holds control characters"));
+    }
+    Ok(())
+}
+
 /// The routes of every resource URI.
+#[derive(Default)]
 pub struct ResourceRoutes {
     /// Sorted by URI template.
     templates: Vec<CatalogTemplate>,
+    /// What each plugin claimed at load, in the order plugins were added.
+    namespaces: Vec<(Namespace, Arc<str>)>,
     /// Fixed URIs by each plugin's latest listing.
     fixed: RwLock<BTreeMap<String, Arc<Plugin>>>,
 }
 
 impl ResourceRoutes {
-    /// Routes for the resources and templates the plugins listed at load. A URI or overlapping
-    /// templates claimed by two plugins is an error naming both.
-    pub fn new(plugins: &[Arc<Plugin>]) -> Result<ResourceRoutes> {
-        let mut templates: Vec<CatalogTemplate> = Vec::new();
-        for plugin in plugins {
-            for template in &plugin.templates {
-                let parsed = match UriTemplate::parse(&template.uri_template) {
-                    Ok(parsed) => parsed,
-                    Err(why) => {
-                        tracing::warn!(plugin = &*plugin.name, "resource template left out: {why}");
-                        continue;
-                    }
-                };
-                if let Some(other) = templates
-                    .iter()
-                    .find(|t| t.plugin.name != plugin.name && t.parsed.overlaps(&parsed))
-                {
-                    anyhow::bail!(
-                        "plugins `{}` and `{}` both claim resource URIs: their templates `{}` and \
-                         `{}` can match the same URI; serve them from one plugin, or change one \
-                         template",
-                        other.plugin.name,
-                        plugin.name,
-                        other.template.uri_template,
-                        template.uri_template
-                    );
+    /// Adds the resources and templates `plugin` listed at load, unless one of them is another
+    /// plugin's: then nothing is added, and the error names the other plugin and what both
+    /// claim. A resource or template the plugin describes badly is left out with a warning.
+    pub fn add(&mut self, plugin: &Arc<Plugin>) -> Result<(), String> {
+        let mut claimed: Vec<Namespace> = Vec::new();
+        let mut templates = Vec::new();
+        for template in &plugin.templates {
+            let checked = check_name(&template.name).and_then(|()| {
+                let namespace = Namespace::of_template(&template.uri_template)?;
+                Ok((namespace, UriTemplate::parse(&template.uri_template)?))
+            });
+            match checked {
+                Ok((namespace, parsed)) => {
+                    claimed.push(namespace);
+                    templates.push((template, parsed));
                 }
-                templates.push(CatalogTemplate {
-                    plugin: plugin.clone(),
-                    template: template.clone(),
-                    parsed,
-                });
+                Err(why) => tracing::warn!(
+                    plugin = &*plugin.name,
+                    template = template.uri_template,
+                    "resource template left out: {why}"
+                ),
             }
         }
-        templates.sort_by(|a, b| a.template.uri_template.cmp(&b.template.uri_template));
-        let routes = ResourceRoutes {
-            templates,
-            fixed: RwLock::new(BTreeMap::new()),
-        };
-        for plugin in plugins {
-            for resource in &plugin.resources {
-                routes.claim(plugin, &resource.uri)?;
+        let mut fixed = Vec::new();
+        for resource in &plugin.resources {
+            match check_name(&resource.name).and_then(|()| self.owned_by(plugin, &resource.uri))
+            {
+                Ok(namespace) => {
+                    claimed.push(namespace);
+                    fixed.push(&resource.uri);
+                }
+                Err(why) => tracing::warn!(
+                    plugin = &*plugin.name,
+                    uri = resource.uri,
+                    "resource left out: {why}"
+                ),
             }
         }
-        Ok(routes)
+        for namespace in &claimed {
+            if let Some((_, owner)) = self
+                .namespaces
+                .iter()
+                .find(|(other, owner)| **owner != *plugin.name && other.overlaps(namespace))
+            {
+                return Err(format!(
+                    "plugins `{owner}` and `{}` both claim the resource URIs of {namespace}; \
+                     serve them from one plugin",
+                    plugin.name
+                ));
+            }
+        }
+        for (template, parsed) in &templates {
+            if let Some(other) = self
+                .templates
+                .iter()
+                .find(|t| t.plugin.name != plugin.name && t.parsed.overlaps(parsed))
+            {
+                return Err(format!(
+                    "plugins `{}` and `{}` both claim resource URIs: their templates `{}` and \
+                     `{}` can match the same URI; serve them from one plugin, or change one \
+                     template",
+                    other.plugin.name, plugin.name, other.template.uri_template, template.uri_template
+                ));
+            }
+        }
+        for uri in &fixed {
+            if let Some(other) = self.route(uri).filter(|o| o.name != plugin.name) {
+                return Err(format!(
+                    "plugins `{}` and `{}` both claim the resource `{uri}`; serve it from one of \
+                     them",
+                    other.name, plugin.name
+                ));
+            }
+        }
+        for namespace in claimed {
+            if !self.namespaces.iter().any(|(n, o)| *n == namespace && **o == *plugin.name) {
+                self.namespaces.push((namespace, plugin.name.clone()));
+            }
+        }
+        for (template, parsed) in templates {
+            self.templates.push(CatalogTemplate {
+                plugin: plugin.clone(),
+                template: template.clone(),
+                parsed,
+            });
+        }
+        self.templates
+            .sort_by(|a, b| a.template.uri_template.cmp(&b.template.uri_template));
+        let mut routes = self.fixed.write().unwrap_or_else(|e| e.into_inner());
+        for uri in fixed {
+            routes.insert(uri.clone(), plugin.clone());
+        }
+        Ok(())
     }
 
-    /// Records that `plugin` serves `uri`, unless another plugin does.
-    fn claim(&self, plugin: &Arc<Plugin>, uri: &str) -> Result<()> {
-        let other = self.route(uri).filter(|owner| owner.name != plugin.name);
-        if let Some(other) = other {
-            anyhow::bail!(
-                "plugins `{}` and `{}` both claim the resource `{uri}`; serve it from one of them",
-                other.name,
-                plugin.name
-            );
+    /// The namespace of `uri` if `plugin` may serve it: a `file://` URI inside its grants, or any
+    /// other URI once loaded only inside the namespaces it claimed at load.
+    fn owned_by(&self, plugin: &Plugin, uri: &str) -> Result<Namespace, String> {
+        let namespace = Namespace::of_uri(uri)?;
+        if namespace == Namespace::File {
+            return if plugin.may_serve_file_uri(uri) {
+                Ok(namespace)
+            } else {
+                Err("a file:// URI outside the directories the plugin is granted".into())
+            };
         }
-        self.fixed
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(uri.to_string(), plugin.clone());
-        Ok(())
+        Ok(namespace)
+    }
+
+    /// Whether `plugin` claimed the namespace of `uri` at load.
+    fn in_own_namespace(&self, plugin: &Plugin, uri: &str) -> Result<(), String> {
+        let namespace = self.owned_by(plugin, uri)?;
+        let own = namespace == Namespace::File
+            || self
+                .namespaces
+                .iter()
+                .any(|(n, owner)| **owner == *plugin.name && n.holds(&namespace));
+        if own {
+            Ok(())
+        } else {
+            Err(format!(
+                "{namespace} is not among the plugin's namespaces (those of the URIs and \
+                 templates it listed when loaded)"
+            ))
+        }
     }
 
     /// The plugin that serves `uri`.
     pub fn route(&self, uri: &str) -> Option<Arc<Plugin>> {
+        if uri.len() > MAX_URI_BYTES {
+            return None;
+        }
         let fixed = self.fixed.read().unwrap_or_else(|e| e.into_inner());
         if let Some(plugin) = fixed.get(uri) {
             return Some(plugin.clone());
         }
+        drop(fixed);
+        let file = uri.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("file:"));
         self.templates
             .iter()
-            .find(|t| t.parsed.matches(uri))
+            .find(|t| t.parsed.matches(uri) && (!file || t.plugin.may_serve_file_uri(uri)))
             .map(|t| t.plugin.clone())
     }
 
@@ -115,7 +316,8 @@ impl ResourceRoutes {
     }
 
     /// Takes a new listing of `plugin`'s fixed resources: its routes are replaced, and the
-    /// resources it may serve are returned. A URI another plugin serves is left out with a warning.
+    /// resources it may serve are returned. A URI outside its namespaces, or one another plugin
+    /// serves, is left out with a warning.
     pub fn record_listing(
         &self,
         plugin: &Arc<Plugin>,
@@ -127,11 +329,72 @@ impl ResourceRoutes {
             .retain(|_, owner| owner.name != plugin.name);
         let mut accepted = Vec::with_capacity(listing.len());
         for resource in listing {
-            match self.claim(plugin, &resource.uri) {
-                Ok(()) => accepted.push(resource),
-                Err(why) => tracing::warn!("resource left out: {why:#}"),
+            let checked = check_name(&resource.name)
+                .and_then(|()| self.in_own_namespace(plugin, &resource.uri))
+                .and_then(|()| match self.route(&resource.uri) {
+                    Some(other) if other.name != plugin.name => {
+                        Err(format!("plugin `{}` serves it", other.name))
+                    }
+                    _ => Ok(()),
+                });
+            match checked {
+                Ok(()) => {
+                    self.fixed
+                        .write()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(resource.uri.clone(), plugin.clone());
+                    accepted.push(resource);
+                }
+                Err(why) => tracing::warn!(
+                    plugin = &*plugin.name,
+                    uri = resource.uri,
+                    "resource left out: {why}"
+                ),
             }
         }
         accepted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ns(uri: &str) -> Namespace {
+        Namespace::of_uri(uri).unwrap()
+    }
+
+    #[test]
+    fn namespaces_of_uris_and_templates() {
+        assert_eq!(ns("notes://welcome").to_string(), "notes://welcome");
+        assert_eq!(ns("Test://a/b?c").to_string(), "test://a");
+        assert_eq!(ns("urn:isbn:1").to_string(), "urn:");
+        assert_eq!(ns("file:///etc/passwd"), Namespace::File);
+        let t = |s| Namespace::of_template(s).unwrap().to_string();
+        assert_eq!(t("notes://{name}"), "notes:");
+        assert_eq!(t("test://template/{id}/data"), "test://template");
+        assert_eq!(t("x://fixed"), "x://fixed");
+        assert!(Namespace::of_template("{+uri}").is_err());
+        assert!(Namespace::of_uri("no-scheme").is_err());
+        assert!(Namespace::of_uri("a://b\u{7}").is_err());
+        assert!(Namespace::of_uri(&format!("a://{}", "b".repeat(MAX_URI_BYTES))).is_err());
+    }
+
+    #[test]
+    fn a_scheme_claims_every_authority_in_it() {
+        let scheme = Namespace::of_template("notes://{name}").unwrap();
+        assert!(scheme.overlaps(&ns("notes://x")));
+        assert!(scheme.holds(&ns("notes://x")));
+        assert!(!scheme.overlaps(&ns("todo://x")));
+        assert!(!ns("test://a").overlaps(&ns("test://b")));
+        assert!(!ns("file:///a").overlaps(&ns("file:///a")));
+        assert!(!ns("test://a").holds(&ns("test://b")));
+    }
+
+    #[test]
+    fn names_must_be_printable_and_present() {
+        assert!(check_name("notes").is_ok());
+        assert!(check_name("").is_err());
+        assert!(check_name("a\u{1b}[31m").is_err());
     }
 }

@@ -8,6 +8,8 @@ wasmtime::component::bindgen!({
     path: "../wit",
     imports: { default: async | trappable },
     exports: { default: async },
+    // To tell whether a plugin's tool definitions changed (they are pinned at load).
+    additional_derives: [PartialEq],
 });
 
 pub use exports::palisade::plugin::{completion, prompts, resources, tools};

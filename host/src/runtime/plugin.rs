@@ -34,6 +34,10 @@ pub struct StoreState {
     limiter: MemoryLimiter,
     /// Bytes of `host.log` messages this call wrote to the server's log.
     pub(super) host_log_bytes: usize,
+    /// Bytes the call sent besides its result (notifications, logs, questions to the client),
+    /// and the most it may: the plugin's output limit.
+    pub(super) side_output: u64,
+    pub(super) output_limit: u64,
     /// Questions this call put to the client through `elicit` and `sample`.
     pub(super) asked: u32,
     pub(super) plugin: Arc<str>,
@@ -127,33 +131,33 @@ struct Listing {
     completable: Vec<completion::CompletionRef>,
 }
 
+impl OutputSize for Listing {
+    fn output_size(&self) -> u64 {
+        [
+            self.tools.output_size(),
+            self.resources.output_size(),
+            self.templates.output_size(),
+            self.prompts.output_size(),
+            self.completable.output_size(),
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add)
+    }
+}
+
 impl Plugin {
     /// Compiles (or loads from the cache), links and introspects the plugin of `config`.
     pub async fn load(runtime: &Runtime, config: PluginConfig) -> Result<Plugin> {
         let name: Arc<str> = config.name.as_str().into();
-        let wasm = std::fs::read(&config.path)
-            .with_context(|| format!("plugin `{name}`: cannot read {}", config.path.display()))?;
-        let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
-        if let Some(expected) = config.sha256.filter(|e| *e != wasm_sha256) {
-            anyhow::bail!(
-                "plugin `{name}`: {} has SHA-256 {}, but the configuration pins {}; refusing to \
-                 load it (if this file is the one you trust, put its hash in plugins.{name}.sha256)",
-                config.path.display(),
-                hex::encode(wasm_sha256),
-                hex::encode(expected)
-            );
-        }
-        let component = runtime
-            .cache
-            .load(&runtime.engine, &wasm, &wasm_sha256, &name)
-            .with_context(|| {
-                format!(
-                    "plugin `{name}`: {} is not a valid WebAssembly component (build it with --target wasm32-wasip2)",
-                    config.path.display()
-                )
-            })?;
-        let pre = link(&runtime.engine, &component)
-            .with_context(|| format!("plugin `{name}`: cannot link its imports"))?;
+        // Reading, hashing, compiling and linking take milliseconds to seconds of CPU: off the
+        // threads that serve requests (a reload happens while they serve).
+        let (wasm_sha256, pre) = {
+            let (name, path, pinned) = (name.clone(), config.path.clone(), config.sha256);
+            let (engine, cache) = (runtime.engine.clone(), runtime.cache.clone());
+            tokio::task::spawn_blocking(move || prepare(&engine, &cache, &name, &path, pinned))
+                .await
+                .context("loading a plugin panicked")??
+        };
         let guest = GuestExports {
             tools: tools::GuestIndices::new(&pre).ok(),
             resources: resources::GuestIndices::new(&pre).ok(),
@@ -172,11 +176,22 @@ impl Plugin {
              prompts or completion @0.1.0; build it against the WIT in wit/",
             config.path.display()
         );
+        if let Some(dir) = config.dirs.iter().find(|d| runtime.cache.overlaps(&d.host)) {
+            anyhow::bail!(
+                "plugin `{name}`: its directory grant {} ({}) contains the compile cache {} (or \
+                 lies inside it): a plugin that can reach the cache could have native code run \
+                 in the server; grant another directory, or move the cache (--cache-dir)",
+                dir.host.display(),
+                dir.guest,
+                runtime.cache.dir().display()
+            );
+        }
         let grants = Arc::new(Grants {
             dirs: config.dirs.clone(),
             roots: config.roots,
             env: config.env.clone(),
             network: config.network.clone().into(),
+            hidden: Arc::new([runtime.cache.dir().to_path_buf()]),
         });
         let gate = runtime.gates.for_plugin(&name, &config.limits);
         let mut plugin = Plugin {
@@ -196,7 +211,11 @@ impl Plugin {
             pre,
             guest,
         };
-        let listing = plugin.list_everything().await.map_err(|e| {
+        let listing = plugin.list_everything().await.and_then(|listing| {
+            plugin.check_output(&listing)?;
+            Ok(listing)
+        });
+        let listing = listing.map_err(|e| {
             anyhow::anyhow!(
                 "plugin `{}`: listing what it offers failed: {e}",
                 plugin.name
@@ -234,6 +253,22 @@ impl Plugin {
         roots: &[super::sandbox::Root],
     ) -> Option<std::path::PathBuf> {
         self.grants.host_path(guest_path, roots)
+    }
+
+    /// Whether this plugin may serve the `file://` URI `uri`: its path lies in a directory the
+    /// plugin is granted. A plugin granted the client's roots may serve any: roots can be
+    /// anywhere, and differ from client to client.
+    pub fn may_serve_file_uri(&self, uri: &str) -> bool {
+        if self.config.roots != RootsAccess::None {
+            return true;
+        }
+        let Some(path) = url::Url::parse(uri).ok().and_then(|u| u.to_file_path().ok()) else {
+            return false;
+        };
+        self.config.dirs.iter().any(|d| {
+            let host = std::fs::canonicalize(&d.host).unwrap_or_else(|_| d.host.clone());
+            path.starts_with(host)
+        })
     }
 
     /// Every list the plugin's exports offer, from one instance.
@@ -293,6 +328,10 @@ impl Plugin {
             guest.call_list_resources(store).await
         })
         .await
+        .and_then(|listing| {
+            self.check_output(&listing)?;
+            Ok(listing)
+        })
     }
 
     /// Refuses an answer larger than the plugin's output limit.
@@ -410,6 +449,8 @@ impl Plugin {
                 table: ResourceTable::new(),
                 limiter: MemoryLimiter::new(&limits),
                 host_log_bytes: 0,
+                side_output: 0,
+                output_limit: limits.output_bytes,
                 asked: 0,
                 plugin: self.name.clone(),
                 grants: self.grants.clone(),
@@ -480,6 +521,38 @@ impl Plugin {
     }
 }
 
+/// Reads the component at `path`, checks it against the `pinned` SHA-256, compiles it (or loads
+/// it from the cache) and links it.
+fn prepare(
+    engine: &Engine,
+    cache: &super::CompileCache,
+    name: &str,
+    path: &std::path::Path,
+    pinned: Option<[u8; 32]>,
+) -> Result<([u8; 32], InstancePre<StoreState>)> {
+    let wasm = std::fs::read(path)
+        .with_context(|| format!("plugin `{name}`: cannot read {}", path.display()))?;
+    let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
+    if let Some(expected) = pinned.filter(|e| *e != wasm_sha256) {
+        anyhow::bail!(
+            "plugin `{name}`: {} has SHA-256 {}, but the configuration pins {}; refusing to \
+             load it (if this file is the one you trust, put its hash in plugins.{name}.sha256)",
+            path.display(),
+            hex::encode(wasm_sha256),
+            hex::encode(expected)
+        );
+    }
+    let component = cache.load(engine, &wasm, &wasm_sha256, name).with_context(|| {
+        format!(
+            "plugin `{name}`: {} is not a valid WebAssembly component (build it with --target wasm32-wasip2)",
+            path.display()
+        )
+    })?;
+    let pre = link(engine, &component)
+        .with_context(|| format!("plugin `{name}`: cannot link its imports"))?;
+    Ok((wasm_sha256, pre))
+}
+
 /// The indices of an export the caller expects the plugin to have.
 fn exported<T: Clone>(indices: &Option<T>, interface: &str) -> Result<T, CallError> {
     indices.clone().ok_or_else(|| {
@@ -508,6 +581,7 @@ const PROVIDED_PACKAGES: [&str; 8] = [
 fn link(engine: &Engine, component: &Component) -> Result<InstancePre<StoreState>> {
     let mut linker = Linker::<StoreState>::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    super::wasi_guard::add_to_linker(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::palisade::plugin::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     stub_unprovided_imports(&mut linker, engine, component)?;
