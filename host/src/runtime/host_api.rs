@@ -9,6 +9,7 @@ use super::bindings::host::{
     self, AskError, ElicitationRequest, ElicitationResponse, InputRequest, InputResponse, ListKind,
     LogLevel, SamplingRequest, SamplingResponse,
 };
+use super::output::{ITEM_BYTES, OutputSize as _};
 use super::plugin::StoreState;
 use super::sandbox::Root;
 use crate::config::RootsAccess;
@@ -68,10 +69,54 @@ pub enum PluginEvent {
 }
 
 impl StoreState {
-    fn report(&self, event: PluginEvent) {
+    /// Forwards `event`, charged against the call's output limit: past it, events are dropped
+    /// (said once in the server's log), so a plugin cannot queue more than its limit.
+    fn report(&mut self, event: PluginEvent) {
+        let strings = match &event {
+            PluginEvent::Progress { message, .. } => message.output_size(),
+            PluginEvent::Log { message, .. } => message.output_size(),
+            PluginEvent::ResourceUpdated(uri) => uri.output_size(),
+            PluginEvent::ListChanged(_) => 0,
+        };
+        if !self.charge_output(strings + ITEM_BYTES) {
+            return;
+        }
         if let Some(events) = &self.call.events {
             // The receiver enforces ordering and rate; a closed channel means the request ended.
             let _ = events.send(event);
+        }
+    }
+
+    /// Counts `bytes` more of what the call sent besides its result; false when that passes the
+    /// plugin's output limit.
+    fn charge_output(&mut self, bytes: u64) -> bool {
+        let before = self.side_output;
+        self.side_output = before.saturating_add(bytes);
+        if self.side_output <= self.output_limit {
+            return true;
+        }
+        if before <= self.output_limit {
+            tracing::warn!(
+                plugin = &*self.plugin,
+                "the call's notifications, logs and questions passed its output limit of {} KiB \
+                 (limits.output_kib): the rest are dropped",
+                self.output_limit >> 10
+            );
+        }
+        false
+    }
+
+    /// Refuses a question to the client larger than what the call may still send.
+    fn charge_request(&mut self, request: &InputRequest) -> Result<(), String> {
+        let bytes = request.output_size() + ITEM_BYTES;
+        if self.charge_output(bytes) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the question ({bytes} bytes) passes this call's output limit of {} KiB \
+                 (limits.output_kib)",
+                self.output_limit >> 10
+            ))
         }
     }
 }
@@ -177,6 +222,17 @@ impl host::Host for StoreState {
                 .map(|(key, _)| (key, Err(AskError::Failed(why.clone()))))
                 .collect());
         }
+        if let Err(why) = requests.iter().try_for_each(|(key, request)| {
+            self.charge_output(key.len() as u64)
+                .then_some(())
+                .ok_or_else(|| "the keys pass the call's output limit".to_string())?;
+            self.charge_request(request)
+        }) {
+            return Ok(requests
+                .into_iter()
+                .map(|(key, _)| (key, Err(AskError::Failed(why.clone()))))
+                .collect());
+        }
         Ok(match &self.call.client {
             Some(client) => client.ask(requests).await,
             None => requests
@@ -215,6 +271,10 @@ impl StoreState {
         kind: &str,
         request: InputRequest,
     ) -> Result<InputResponse, String> {
+        if self.call.client.is_none() {
+            return Err(NO_CLIENT.to_string());
+        }
+        self.charge_request(&request)?;
         let Some(client) = &self.call.client else {
             return Err(NO_CLIENT.to_string());
         };

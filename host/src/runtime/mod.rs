@@ -3,6 +3,7 @@
 //! This layer knows nothing of JSON-RPC or MCP: it takes WIT values in and gives WIT values back.
 
 pub mod bindings;
+mod cache;
 mod engine;
 pub mod gate;
 mod host_api;
@@ -11,8 +12,10 @@ mod network;
 mod output;
 mod plugin;
 pub mod sandbox;
+mod wasi_guard;
 
-pub use engine::{CompileCache, EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
+pub use cache::CompileCache;
+pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use host_api::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use limits::LimitExceeded;
 pub use plugin::{CallError, Exports, Plugin, inspect};

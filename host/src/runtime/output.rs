@@ -1,30 +1,92 @@
-//! How many bytes a plugin's answer carries, for the output limit. Counts the payload (text,
-//! bytes, JSON) and the strings beside it; bytes are counted raw, before base64.
+//! How many bytes a plugin's answer carries, for the output limit: everything it returned, the
+//! payload (text, bytes, JSON) and every string beside it (names, descriptions, annotations,
+//! icons, `_meta`, error messages), plus [`ITEM_BYTES`] for each item of a list, so a million
+//! empty content blocks weigh what their JSON does. Bytes are counted raw, before base64.
 
-use super::bindings::{completion, prompts, tools, types};
+use super::bindings::{completion, host, prompts, resources, tools, types};
+
+/// What one item of a list (a content block, a list entry, an annotation) adds besides its
+/// strings: about the JSON framing it becomes.
+pub const ITEM_BYTES: u64 = 32;
 
 /// The size of what a plugin returned.
 pub trait OutputSize {
     fn output_size(&self) -> u64;
 }
 
-fn opt(s: &Option<String>) -> u64 {
-    s.as_ref().map_or(0, |s| s.len() as u64)
+impl OutputSize for String {
+    fn output_size(&self) -> u64 {
+        self.len() as u64
+    }
+}
+
+impl<T: OutputSize> OutputSize for Option<T> {
+    fn output_size(&self) -> u64 {
+        self.as_ref().map_or(0, OutputSize::output_size)
+    }
+}
+
+impl<T: OutputSize> OutputSize for Vec<T> {
+    fn output_size(&self) -> u64 {
+        self.iter()
+            .map(|item| item.output_size().saturating_add(ITEM_BYTES))
+            .fold(0, u64::saturating_add)
+    }
+}
+
+impl<T: OutputSize, E: OutputSize> OutputSize for Result<T, E> {
+    fn output_size(&self) -> u64 {
+        match self {
+            Ok(value) => value.output_size(),
+            Err(error) => error.output_size(),
+        }
+    }
+}
+
+impl<A: OutputSize, B: OutputSize> OutputSize for (A, B) {
+    fn output_size(&self) -> u64 {
+        self.0.output_size().saturating_add(self.1.output_size())
+    }
+}
+
+/// Sums the sizes of the listed fields.
+macro_rules! sum {
+    ($($part:expr),* $(,)?) => {
+        0u64 $(.saturating_add($part.output_size()))*
+    };
+}
+
+impl OutputSize for types::Annotations {
+    fn output_size(&self) -> u64 {
+        sum!(self.last_modified) + self.audience.len() as u64 * ITEM_BYTES + ITEM_BYTES
+    }
+}
+
+impl OutputSize for types::Icon {
+    fn output_size(&self) -> u64 {
+        sum!(self.src, self.mime_type, self.sizes)
+    }
 }
 
 impl OutputSize for types::ContentBlock {
     fn output_size(&self) -> u64 {
         use types::ContentBlock::*;
         match self {
-            Text(t) => t.text.len() as u64 + opt(&t.meta),
-            Image(m) | Audio(m) => m.data.len() as u64 + m.mime_type.len() as u64 + opt(&m.meta),
-            ResourceLink(l) => {
-                (l.uri.len() + l.name.len()) as u64
-                    + opt(&l.title)
-                    + opt(&l.description)
-                    + opt(&l.mime_type)
+            Text(t) => sum!(t.text, t.annotations, t.meta),
+            Image(m) | Audio(m) => {
+                sum!(m.mime_type, m.annotations, m.meta).saturating_add(m.data.len() as u64)
             }
-            EmbeddedResource(e) => e.resource.output_size() + opt(&e.meta),
+            ResourceLink(l) => sum!(
+                l.uri,
+                l.name,
+                l.title,
+                l.description,
+                l.mime_type,
+                l.annotations,
+                l.icons,
+                l.meta
+            ),
+            EmbeddedResource(e) => sum!(e.resource, e.annotations, e.meta),
         }
     }
 }
@@ -35,41 +97,217 @@ impl OutputSize for types::ResourceContents {
             types::ResourceBody::Text(t) => t.len(),
             types::ResourceBody::Blob(b) => b.len(),
         };
-        (self.uri.len() + body) as u64 + opt(&self.mime_type) + opt(&self.meta)
+        sum!(self.uri, self.mime_type, self.meta).saturating_add(body as u64)
     }
 }
 
-impl<T: OutputSize> OutputSize for Vec<T> {
+impl OutputSize for types::PluginError {
     fn output_size(&self) -> u64 {
-        self.iter().map(OutputSize::output_size).sum()
-    }
-}
-
-impl<T: OutputSize, E> OutputSize for Result<T, E> {
-    fn output_size(&self) -> u64 {
-        self.as_ref().map_or(0, OutputSize::output_size)
+        sum!(self.message, self.data)
     }
 }
 
 impl OutputSize for tools::CallResult {
     fn output_size(&self) -> u64 {
-        self.content.output_size() + opt(&self.structured_content) + opt(&self.meta)
+        sum!(self.content, self.structured_content, self.meta)
+    }
+}
+
+impl OutputSize for tools::Tool {
+    fn output_size(&self) -> u64 {
+        let annotations = self
+            .annotations
+            .as_ref()
+            .map_or(0, |a| sum!(a.title).saturating_add(ITEM_BYTES));
+        sum!(
+            self.name,
+            self.title,
+            self.description,
+            self.input_schema,
+            self.output_schema,
+            self.icons,
+            self.meta
+        )
+        .saturating_add(annotations)
+    }
+}
+
+impl OutputSize for resources::Resource {
+    fn output_size(&self) -> u64 {
+        sum!(
+            self.uri,
+            self.name,
+            self.title,
+            self.description,
+            self.mime_type,
+            self.annotations,
+            self.icons,
+            self.meta,
+            self.file
+        )
+    }
+}
+
+impl OutputSize for resources::ResourceTemplate {
+    fn output_size(&self) -> u64 {
+        sum!(
+            self.uri_template,
+            self.name,
+            self.title,
+            self.description,
+            self.mime_type,
+            self.annotations,
+            self.icons,
+            self.meta
+        )
+    }
+}
+
+impl OutputSize for prompts::PromptArgument {
+    fn output_size(&self) -> u64 {
+        sum!(self.name, self.title, self.description)
+    }
+}
+
+impl OutputSize for prompts::Prompt {
+    fn output_size(&self) -> u64 {
+        sum!(
+            self.name,
+            self.title,
+            self.description,
+            self.arguments,
+            self.icons,
+            self.meta
+        )
+    }
+}
+
+impl OutputSize for prompts::PromptMessage {
+    fn output_size(&self) -> u64 {
+        self.content.output_size()
     }
 }
 
 impl OutputSize for prompts::PromptResult {
     fn output_size(&self) -> u64 {
-        self.messages
-            .iter()
-            .map(|m| m.content.output_size())
-            .sum::<u64>()
-            + opt(&self.description)
-            + opt(&self.meta)
+        sum!(self.messages, self.description, self.meta)
+    }
+}
+
+impl OutputSize for completion::CompletionRef {
+    fn output_size(&self) -> u64 {
+        match self {
+            completion::CompletionRef::Prompt(s) | completion::CompletionRef::ResourceTemplate(s) => {
+                s.output_size()
+            }
+        }
     }
 }
 
 impl OutputSize for completion::CompletionResult {
     fn output_size(&self) -> u64 {
-        self.values.iter().map(|v| v.len() as u64).sum()
+        self.values.output_size()
+    }
+}
+
+impl OutputSize for host::ElicitationRequest {
+    fn output_size(&self) -> u64 {
+        match self {
+            host::ElicitationRequest::Form(f) => sum!(f.message, f.requested_schema),
+            host::ElicitationRequest::Url(u) => sum!(u.message, u.url, u.elicitation_id),
+        }
+    }
+}
+
+impl OutputSize for host::SamplingMessage {
+    fn output_size(&self) -> u64 {
+        self.content.output_size()
+    }
+}
+
+impl OutputSize for host::SamplingRequest {
+    fn output_size(&self) -> u64 {
+        sum!(
+            self.messages,
+            self.system_prompt,
+            self.stop_sequences,
+            self.model_preferences,
+            self.extra
+        )
+    }
+}
+
+impl OutputSize for host::InputRequest {
+    fn output_size(&self) -> u64 {
+        match self {
+            host::InputRequest::Elicit(e) => e.output_size(),
+            host::InputRequest::Sample(s) => s.output_size(),
+            host::InputRequest::ListRoots => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> types::ContentBlock {
+        types::ContentBlock::Text(types::TextContent {
+            text: t.into(),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    #[test]
+    fn every_part_of_an_answer_counts() {
+        let plain = tools::CallResult {
+            content: vec![text("hello")],
+            structured_content: None,
+            is_error: false,
+            meta: None,
+        };
+        assert_eq!(plain.output_size(), 5 + ITEM_BYTES);
+        let dressed = tools::CallResult {
+            meta: Some("m".repeat(100)),
+            structured_content: Some("s".repeat(10)),
+            ..plain
+        };
+        assert_eq!(dressed.output_size(), 5 + ITEM_BYTES + 110);
+        // A million empty blocks weigh what their JSON would.
+        let empty = tools::CallResult {
+            content: vec![text(""); 1000],
+            structured_content: None,
+            is_error: false,
+            meta: None,
+        };
+        assert_eq!(empty.output_size(), 1000 * ITEM_BYTES);
+        let error: Result<tools::CallResult, types::PluginError> = Err(types::PluginError {
+            code: types::ErrorCode::Internal,
+            message: "e".repeat(1000),
+            data: Some("d".repeat(24)),
+        });
+        assert_eq!(error.output_size(), 1024);
+        let link = types::ContentBlock::ResourceLink(types::ResourceLink {
+            uri: "u".into(),
+            name: "n".into(),
+            title: None,
+            description: Some("d".repeat(10)),
+            mime_type: None,
+            size: None,
+            annotations: Some(types::Annotations {
+                audience: vec![types::Role::User],
+                priority: None,
+                last_modified: Some("t".into()),
+            }),
+            icons: vec![types::Icon {
+                src: "i".repeat(50),
+                mime_type: None,
+                sizes: vec![],
+                theme: None,
+            }],
+            meta: None,
+        });
+        assert_eq!(link.output_size(), 1 + 1 + 10 + (1 + 2 * ITEM_BYTES) + 50 + ITEM_BYTES);
     }
 }
