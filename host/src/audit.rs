@@ -2,11 +2,17 @@
 //!
 //! Lines are written as each call ends, under a lock, without buffering: a line is on disk (in
 //! the OS's cache) before the client has the result, and a crash loses nothing already answered.
+//!
+//! Nothing is lost silently: once a line cannot be written (disk full, file gone), calls are
+//! refused until the log can be written again, when a line records how many were refused
+//! (unless the operator chose `fail_open`, which serves calls unlogged and says so in the
+//! server's log).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context as _, Result};
@@ -35,7 +41,20 @@ pub struct AuditRecord<'a> {
 pub struct AuditLog {
     config: AuditConfig,
     file: Mutex<Open>,
+    /// The last write failed: the file is opened again before the next one.
+    failing: AtomicBool,
+    /// Calls refused since then.
+    refused: AtomicU64,
 }
+
+/// Why a call is refused while the audit log cannot be written. The path stays in the server's
+/// log; the client is told only what happened.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the server cannot write its audit log, so it refuses calls until it can; the operator \
+     sees why in the server's log"
+)]
+pub struct AuditUnavailable;
 
 struct Open {
     file: File,
@@ -49,7 +68,32 @@ impl AuditLog {
         Ok(AuditLog {
             config,
             file: Mutex::new(open),
+            failing: AtomicBool::new(false),
+            refused: AtomicU64::new(0),
         })
+    }
+
+    /// Whether a call may run: the log can take its line, or the operator chose to fail open.
+    /// After a failed write, this tries the file again, and on success records how many calls
+    /// were refused meanwhile.
+    pub fn admit_call(&self) -> Result<(), AuditUnavailable> {
+        if self.config.fail_open || !self.failing.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let refused = self.refused.load(Ordering::Relaxed);
+        let line = json!({
+            "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "outcome": "audit-gap",
+            "detail": format!("{refused} calls refused while the audit log could not be written"),
+        });
+        if self.write_line(&line) {
+            self.refused.fetch_sub(refused, Ordering::Relaxed);
+            tracing::info!(path = %self.config.path.display(), refused, "the audit log can be written again; serving calls");
+            Ok(())
+        } else {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            Err(AuditUnavailable)
+        }
     }
 
     /// The settings it was opened with.
@@ -79,15 +123,41 @@ impl AuditLog {
         if let (Value::Object(map), Value::Object(args)) = (&mut line, arguments) {
             map.extend(args);
         }
+        self.write_line(&line);
+    }
+
+    /// Writes one line; false (with the reason in the server's log) when it cannot.
+    fn write_line(&self, line: &Value) -> bool {
         let mut text = line.to_string();
         text.push('\n');
-        if let Err(e) = self.write(text.as_bytes()) {
-            tracing::error!(path = %self.config.path.display(), "cannot write the audit log: {e:#}");
+        match self.write(text.as_bytes()) {
+            Ok(()) => {
+                self.failing.store(false, Ordering::Relaxed);
+                true
+            }
+            Err(e) => {
+                if self.failing.swap(true, Ordering::Relaxed) {
+                    // Said already, when it started failing.
+                    tracing::debug!("the audit log still cannot be written: {e:#}");
+                    return false;
+                }
+                let then = if self.config.fail_open {
+                    "serving calls unlogged ([audit] fail_open)"
+                } else {
+                    "refusing calls until it can be written"
+                };
+                tracing::error!(path = %self.config.path.display(), "cannot write the audit log, {then}: {e:#}");
+                false
+            }
         }
     }
 
     fn write(&self, line: &[u8]) -> Result<()> {
         let mut open = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if self.failing.load(Ordering::Relaxed) {
+            // The file may have been moved, replaced or repaired meanwhile.
+            *open = self::open(&self.config.path)?;
+        }
         if open.size > 0 && open.size + line.len() as u64 > self.config.max_bytes {
             rotate(&self.config.path, self.config.keep)?;
             *open = self::open(&self.config.path)?;
@@ -164,6 +234,7 @@ mod tests {
             max_bytes: 1 << 20,
             keep: 2,
             arguments: AuditArguments::Hash,
+            fail_open: false,
         })
         .unwrap();
         let args = json!({ "path": "/secret/plan.txt" });
@@ -185,6 +256,7 @@ mod tests {
             max_bytes: 600,
             keep: 2,
             arguments: AuditArguments::Full,
+            fail_open: false,
         })
         .unwrap();
         let args = json!({ "n": 1 });
@@ -203,5 +275,49 @@ mod tests {
         for line in all.lines() {
             serde_json::from_str::<Value>(line).expect("whole lines only");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn calls_are_refused_while_the_log_cannot_be_written() {
+        let dir = dir("full");
+        let path = dir.join("audit.jsonl");
+        // Every write to /dev/full fails as on a full disk.
+        std::os::unix::fs::symlink("/dev/full", &path).unwrap();
+        let config = |fail_open| AuditConfig {
+            path: path.clone(),
+            max_bytes: 1 << 20,
+            keep: 2,
+            arguments: AuditArguments::Hash,
+            fail_open,
+        };
+        let log = AuditLog::open(config(false)).unwrap();
+        assert!(log.admit_call().is_ok(), "nothing failed yet");
+        let args = json!({});
+        log.record(&record(&args));
+        assert!(log.admit_call().is_err());
+        assert!(log.admit_call().is_err());
+        let message = log.admit_call().unwrap_err().to_string();
+        assert!(!message.contains("/dev/full") && !message.contains(&*dir.to_string_lossy()));
+
+        // Space again: the next call is served, after a line saying what was refused.
+        std::fs::remove_file(&path).unwrap();
+        assert!(log.admit_call().is_ok());
+        log.record(&record(&args));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines[0]["outcome"], "audit-gap");
+        assert!(lines[0]["detail"].as_str().unwrap().starts_with("3 calls refused"), "{text}");
+        assert_eq!(lines[1]["outcome"], "ok");
+
+        let open = dir.join("open.jsonl");
+        std::os::unix::fs::symlink("/dev/full", &open).unwrap();
+        let log = AuditLog::open(AuditConfig {
+            path: open,
+            ..config(true)
+        })
+        .unwrap();
+        log.record(&record(&args));
+        assert!(log.admit_call().is_ok(), "fail_open serves calls unlogged");
     }
 }

@@ -72,6 +72,9 @@ pub struct AuditSection {
     /// `"hash"` (default: the SHA-256 of the arguments) or `"full"`.
     #[serde(default)]
     pub arguments: AuditArguments,
+    /// Serve calls even when the log cannot be written (default false: refuse them).
+    #[serde(default)]
+    pub fail_open: bool,
 }
 
 /// How a call's arguments appear in the audit log.
@@ -90,6 +93,8 @@ pub struct AuditConfig {
     pub max_bytes: u64,
     pub keep: u32,
     pub arguments: AuditArguments,
+    /// Serve calls unlogged when the log cannot be written.
+    pub fail_open: bool,
 }
 
 /// `[server]`
@@ -818,6 +823,7 @@ fn resolve_audit(audit: AuditSection, base: &Path) -> Result<AuditConfig, String
         max_bytes: max_mib.saturating_mul(1 << 20),
         keep: audit.keep.unwrap_or(5),
         arguments: audit.arguments,
+        fail_open: audit.fail_open,
     })
 }
 

@@ -94,6 +94,12 @@ impl Session {
             return Err(RpcError::invalid_params(format!("unknown tool: {name}")));
         };
         audit.plugin = Some(tool.backend.owner().into());
+        if let Some(log) = &self.server.audit
+            && let Err(unavailable) = log.admit_call()
+        {
+            audit.finish("audit-unavailable", None);
+            return Err(RpcError::new(INTERNAL_ERROR, unavailable.to_string()));
+        }
         if let Err(errors) = tool.validate(&arguments) {
             audit.finish("invalid-arguments", None);
             return Ok(wire::call_error(&format!(
@@ -134,6 +140,17 @@ impl Session {
         }
         match result {
             Ok(result) => {
+                let nonconforming = result
+                    .structured_content
+                    .as_deref()
+                    .filter(|_| !result.is_error)
+                    .and_then(|structured| tool.validate_output(structured).err());
+                if let Some(why) = nonconforming {
+                    let why = format!("tool `{name}` answered wrongly: {why}");
+                    tracing::warn!(tool = name, "{why}");
+                    audit.finish("tool-error", Some(&why));
+                    return Ok(wire::call_error(&why));
+                }
                 audit.finish(if result.is_error { "tool-error" } else { "ok" }, None);
                 Ok(wire::call_result(&result, call.version))
             }
@@ -624,8 +641,27 @@ fn rpc_error(error: CallError, what: &str) -> RpcError {
             }
         }
         CallError::Host(e) => {
-            tracing::error!(what, "host failure: {e:#}");
-            RpcError::new(INTERNAL_ERROR, format!("host failure: {e:#}"))
+            // The chain names host paths and internals: the operator's log has it, the client
+            // gets an id to quote.
+            let incident = incident_id();
+            tracing::error!(what, incident, "host failure: {e:#}");
+            RpcError::new(
+                INTERNAL_ERROR,
+                format!(
+                    "the server failed to run this (incident {incident}; the operator finds the \
+                     cause in the server's log)"
+                ),
+            )
         }
     }
+}
+
+/// A short random id tying an error the client sees to the log line that explains it.
+fn incident_id() -> String {
+    let mut bytes = [0u8; 6];
+    if getrandom::fill(&mut bytes).is_err() {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        return format!("n{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    }
+    hex::encode(bytes)
 }
