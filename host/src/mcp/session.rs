@@ -43,6 +43,11 @@ impl Outbox for mpsc::UnboundedSender<Outgoing> {
     }
 }
 
+/// Requests one session may have in flight at once; more are refused with [`SERVER_BUSY`].
+pub const MAX_IN_FLIGHT: usize = 128;
+/// JSON-RPC's range for server errors: too many requests in flight.
+pub const SERVER_BUSY: i64 = -32000;
+
 /// The work of one request: its response, or `None` when it gets none (cancelled).
 pub type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
 
@@ -92,20 +97,14 @@ pub struct Session {
     pub(super) shutting_down: CancellationToken,
 }
 
-/// Numbers anonymous sessions apart.
-static ANONYMOUS_SESSIONS: AtomicU64 = AtomicU64::new(1);
-
 impl Session {
     /// A connection that may open an initialize-based session (stdio, or one Streamable HTTP
     /// session), and also takes stateless requests.
     pub fn new(server: Arc<Server>, outbox: Arc<dyn Outbox>, identity: Identity) -> Arc<Session> {
         let changes = server.subscribe_changes();
-        let caller: Arc<str> = if identity.authenticated || &*identity.client == "stdio" {
-            identity.client.clone()
-        } else {
-            let n = ANONYMOUS_SESSIONS.fetch_add(1, Ordering::Relaxed);
-            format!("{}-{n}", identity.client).into()
-        };
+        // An anonymous HTTP client is named by its address (see the HTTP transport), so its
+        // rates are shared by all its sessions.
+        let caller = identity.client.clone();
         let session = Session::build(server, outbox, identity, caller, false);
         tokio::spawn(forward_changes(
             Arc::downgrade(&session),
@@ -351,6 +350,17 @@ impl Session {
         let cancelled = CancellationToken::new();
         {
             let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            if in_flight.len() >= MAX_IN_FLIGHT {
+                let error = RpcError::new(
+                    SERVER_BUSY,
+                    format!(
+                        "{MAX_IN_FLIGHT} requests of this session are in flight, as many as it \
+                         may have; send more when some are answered"
+                    ),
+                );
+                let response = jsonrpc::reply(&id, Err(error));
+                return Some(Box::pin(std::future::ready(Some(response))));
+            }
             if in_flight.contains_key(&key) {
                 let error = RpcError::new(
                     INVALID_REQUEST,

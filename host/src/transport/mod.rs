@@ -1,4 +1,5 @@
 //! Transports: how MCP messages reach a [`crate::mcp::Session`] and leave it.
 
 pub mod http;
+pub mod queue;
 pub mod stdio;

@@ -3,37 +3,46 @@
 //! The session lives as long as the stream.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use serde::Deserialize;
-use tokio::sync::mpsc;
 
-use super::{AppState, check_stream_request, http_error, lock, posted_message};
+use super::{AppState, check_stream_request, http_error, lock, posted_message, room_for_session};
 use crate::mcp::jsonrpc::INVALID_REQUEST;
-use crate::mcp::{Outgoing, Session};
+use crate::mcp::{Outbox, Outgoing, Session};
+use crate::transport::queue;
 
 /// A legacy session: everything it sends goes to its one stream.
 pub(super) struct LegacySession {
-    session: Arc<Session>,
+    pub(super) session: Arc<Session>,
 }
 
 /// `GET /sse`
-pub(super) async fn open(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let identity = match check_stream_request(&state, &headers) {
+pub(super) async fn open(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    let identity = match check_stream_request(&state, peer, &headers) {
         Ok(identity) => identity,
         Err(refused) => return refused,
     };
+    if let Err(refused) = room_for_session(&state, &identity.client) {
+        return refused;
+    }
     let id = match super::new_session_id() {
         Ok(id) => id,
         Err(response) => return response,
     };
-    let (sender, receiver) = mpsc::unbounded_channel::<Outgoing>();
-    let session = Session::new(state.server.clone(), Arc::new(sender), identity);
+    let (sender, receiver) = queue::channel::<Outgoing>(queue::MAX_QUEUED_BYTES);
+    let overflowed = sender.overflowed();
+    let session = Session::new(state.server.clone(), Arc::new(LegacyOutbox(sender)), identity);
     lock(&state.legacy).insert(id.clone(), Arc::new(LegacySession { session }));
     tracing::info!(session = id, "HTTP+SSE session started");
     let endpoint = Event::default()
@@ -51,8 +60,10 @@ pub(super) async fn open(State(state): State<Arc<AppState>>, headers: HeaderMap)
                 .data(outgoing.message.to_string());
             Some((event, (rx, closer)))
         });
+    // A client that stops reading past the queue's cap is dropped: the stream ends.
     let events = futures_util::stream::once(async { endpoint })
         .chain(messages)
+        .take_until(overflowed)
         .map(Ok::<_, Infallible>);
     Sse::new(events)
         .keep_alive(KeepAlive::default())
@@ -68,11 +79,12 @@ pub(super) struct SessionQuery {
 /// `POST /messages?sessionId=...`: takes one message (or a batch); answers come on the stream.
 pub(super) async fn message(
     State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Query(query): Query<SessionQuery>,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let (identity, value) = match posted_message(&state, &headers, &body) {
+    let (identity, value) = match posted_message(&state, peer, &headers, &body) {
         Ok(posted) => posted,
         Err(response) => return response,
     };
@@ -107,5 +119,15 @@ impl Drop for Closer {
             );
             legacy.session.close();
         }
+    }
+}
+
+/// A legacy session's messages, in a queue bounded in bytes.
+struct LegacyOutbox(queue::QueueSender<Outgoing>);
+
+impl Outbox for LegacyOutbox {
+    fn send(&self, outgoing: Outgoing) {
+        let len = queue::json_len(&outgoing.message);
+        self.0.send(outgoing, len);
     }
 }

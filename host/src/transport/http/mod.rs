@@ -7,6 +7,7 @@
 //! `Mcp-Session-Id`, expire when idle, and end with DELETE.
 
 mod auth;
+pub mod conn;
 pub mod guard;
 mod legacy;
 mod modern;
@@ -20,17 +21,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt as _;
 use futures_util::StreamExt as _;
 use futures_util::future::join_all;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError};
@@ -42,6 +43,11 @@ use streams::{STANDALONE, StreamEvent, StreamId, Streams};
 /// How long an unfinished request stream waits for its client to reconnect before its requests
 /// are cancelled.
 const RESUME_GRACE: Duration = Duration::from_secs(10);
+
+/// Initialize-based sessions (Streamable HTTP and HTTP+SSE) open at once, from every client,
+/// and from one client (a token, or an anonymous client's address).
+pub const MAX_SESSIONS: usize = 1024;
+pub const MAX_SESSIONS_PER_CLIENT: usize = 64;
 
 /// The HTTP server's settings.
 #[derive(Debug, Clone)]
@@ -74,12 +80,6 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let address = listener.local_addr()?;
-    // Small messages should not wait for Nagle's algorithm.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    });
     let state_server_requires_tokens = server.access.tokens_required();
     let state = Arc::new(AppState {
         server,
@@ -106,6 +106,8 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         .route("/sse", get(legacy::open))
         .route("/messages", post(legacy::message))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
+        // A client sending its body a byte at a time is cut off.
+        .layer(RequestBodyTimeoutLayer::new(conn::BODY_READ_TIMEOUT))
         .layer(cors)
         .with_state(state);
     if !address.ip().is_loopback() && !state_server_requires_tokens {
@@ -114,12 +116,16 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
     tracing::info!("serving MCP over HTTP at http://{address}/mcp");
     // The address on stdout's sibling, stderr, for scripts that pass port 0.
     eprintln!("palisade: listening on http://{address}/mcp");
-    axum::serve(listener, app).await?;
-    Ok(())
+    conn::serve(listener, app).await
 }
 
-async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    let (identity, value) = match posted_message(&state, &headers, &body) {
+async fn post_mcp(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (identity, value) = match posted_message(&state, peer, &headers, &body) {
         Ok(posted) => posted,
         Err(response) => return response,
     };
@@ -199,6 +205,9 @@ async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
 }
 
 async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> Response {
+    if let Err(refused) = room_for_session(state, &identity.client) {
+        return refused;
+    }
     let streams = Arc::new(Streams::default());
     let session = Session::new(state.server.clone(), streams.clone(), identity);
     let Some(reply) = session.accept(value) else {
@@ -236,11 +245,15 @@ async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> 
     response
 }
 
-async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn get_mcp(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
     if let Some(refused) = sessionless(&headers) {
         return refused;
     }
-    let identity = match check_stream_request(&state, &headers) {
+    let identity = match check_stream_request(&state, peer, &headers) {
         Ok(identity) => identity,
         Err(refused) => return refused,
     };
@@ -275,11 +288,15 @@ async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
     sse(attached.replay, attached.live, guard)
 }
 
-async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn delete_mcp(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
     if let Some(refused) = sessionless(&headers) {
         return refused;
     }
-    let identity = match check_request(&state, &headers) {
+    let identity = match check_request(&state, peer, &headers) {
         Ok(identity) => identity,
         Err(refused) => return refused,
     };
@@ -337,10 +354,11 @@ fn sessionless(headers: &HeaderMap) -> Option<Response> {
 #[allow(clippy::result_large_err)]
 fn posted_message(
     state: &AppState,
+    peer: SocketAddr,
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<(Identity, Value), Response> {
-    let identity = check_request(state, headers)?;
+    let identity = check_request(state, peer, headers)?;
     if !content_type_is_json(headers) {
         return Err(http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -362,7 +380,14 @@ fn posted_message(
 #[allow(clippy::result_large_err)]
 /// The checks every request passes, in order: `Host` and `Origin` (against DNS rebinding and
 /// foreign pages), then the bearer token; gives who the client is.
-fn check_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Response> {
+///
+/// A client without a token is named by its address (`anonymous@127.0.0.1`): its rate limits
+/// and session count follow the address, so opening new sessions does not reset them.
+fn check_request(
+    state: &AppState,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+) -> Result<Identity, Response> {
     let allow = &state.options.allow;
     let forbidden = |Refused(why)| {
         tracing::warn!("HTTP request refused: {why}");
@@ -370,7 +395,45 @@ fn check_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Resp
     };
     allow.check_host(headers).map_err(forbidden)?;
     allow.check_origin(headers).map_err(forbidden)?;
-    auth::authenticate(&state.server, headers)
+    let mut identity = auth::authenticate(&state.server, headers)?;
+    if !identity.authenticated {
+        identity.client = format!("{}@{}", identity.client, peer.ip()).into();
+    }
+    Ok(identity)
+}
+
+/// Whether `client` may open one more initialize-based session.
+#[allow(clippy::result_large_err)]
+fn room_for_session(state: &AppState, client: &str) -> Result<(), Response> {
+    let sessions = lock(&state.sessions);
+    let legacy = lock(&state.legacy);
+    let total = sessions.len() + legacy.len();
+    let own = sessions
+        .values()
+        .map(|s| s.session.client())
+        .chain(legacy.values().map(|l| l.session.client()))
+        .filter(|c| *c == client)
+        .count();
+    if total >= MAX_SESSIONS {
+        tracing::warn!(client, "session refused: {MAX_SESSIONS} sessions are open");
+        return Err(http_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            INVALID_REQUEST,
+            "the server has as many sessions open as it takes; retry later",
+        ));
+    }
+    if own >= MAX_SESSIONS_PER_CLIENT {
+        tracing::warn!(client, "session refused: the client has {own} sessions open");
+        return Err(http_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            INVALID_REQUEST,
+            &format!(
+                "this client has {MAX_SESSIONS_PER_CLIENT} sessions open, as many as it may; \
+                 end one (DELETE) or let it expire"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// An initialize-based request's protocol version header names a revision we serve.
@@ -382,8 +445,12 @@ fn check_legacy_version(headers: &HeaderMap) -> Result<(), Response> {
 
 /// [`check_request`] for a GET that opens an SSE stream: the client must accept one (406).
 #[allow(clippy::result_large_err)]
-fn check_stream_request(state: &AppState, headers: &HeaderMap) -> Result<Identity, Response> {
-    let identity = check_request(state, headers)?;
+fn check_stream_request(
+    state: &AppState,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+) -> Result<Identity, Response> {
+    let identity = check_request(state, peer, headers)?;
     check_legacy_version(headers)?;
     if !accepts(headers, "text/event-stream") {
         return Err(http_error(
@@ -525,7 +592,7 @@ impl Drop for DisconnectGuard {
 /// An SSE response: `replay`, then `live` events until the last one.
 fn sse(
     replay: Vec<StreamEvent>,
-    live: Option<mpsc::UnboundedReceiver<StreamEvent>>,
+    live: Option<mpsc::Receiver<StreamEvent>>,
     guard: DisconnectGuard,
 ) -> Response {
     let ends_in_replay = replay.iter().any(|e| e.last);

@@ -15,9 +15,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 
 use super::{http_error, json_response, sse_response};
+use crate::transport::queue;
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError};
 use crate::mcp::modern::{
@@ -94,15 +94,17 @@ pub async fn post(
 /// Runs the request; answers with its response as JSON, or with an SSE stream when
 /// notifications come first.
 async fn respond(server: &Arc<Server>, identity: Identity, message: Value) -> Response {
-    let (frames, mut received) = mpsc::unbounded_channel();
+    let (frames, mut received) = queue::channel(queue::MAX_QUEUED_BYTES);
     let stream = Arc::new(RequestStream(frames.clone()));
+    let overflowed = frames.overflowed();
     let session = Session::stateless(server.clone(), stream, identity);
     let Some(reply) = session.accept(message) else {
         return StatusCode::ACCEPTED.into_response();
     };
     tokio::spawn(async move {
         if let Some(response) = reply.await {
-            let _ = frames.send(Frame::Last(response));
+            let len = queue::json_len(&response);
+            frames.send(Frame::Last(response), len);
         }
     });
     // Dropped with the response (or the handler, when the client leaves first): the request is
@@ -113,7 +115,7 @@ async fn respond(server: &Arc<Server>, identity: Identity, message: Value) -> Re
             guard.disarm();
             json_response(status_of(&response), &response)
         }
-        Some(Frame::Note(first)) => sse(first, received, guard),
+        Some(Frame::Note(first)) => sse(first, received, guard, overflowed),
         None => StatusCode::ACCEPTED.into_response(),
     }
 }
@@ -126,12 +128,15 @@ enum Frame {
     Last(Value),
 }
 
-struct RequestStream(mpsc::UnboundedSender<Frame>);
+/// A request's messages, in a queue bounded in bytes: a client that stops reading a long
+/// stream (a subscription) is dropped rather than buffered for.
+struct RequestStream(queue::QueueSender<Frame>);
 
 impl Outbox for RequestStream {
     fn send(&self, outgoing: Outgoing) {
         // A closed stream means the client left; the request is being cancelled.
-        let _ = self.0.send(Frame::Note(outgoing.message));
+        let len = queue::json_len(&outgoing.message);
+        self.0.send(Frame::Note(outgoing.message), len);
     }
 }
 
@@ -153,7 +158,14 @@ impl Drop for CancelOnDrop {
     }
 }
 
-fn sse(first: Value, received: mpsc::UnboundedReceiver<Frame>, guard: CancelOnDrop) -> Response {
+/// The request's stream: `first`, then what the request sends until its response. A client
+/// that stops reading past the queue's cap is dropped (`overflowed`), which cancels the request.
+fn sse(
+    first: Value,
+    received: queue::QueueReceiver<Frame>,
+    guard: CancelOnDrop,
+    overflowed: tokio_util::sync::WaitForCancellationFutureOwned,
+) -> Response {
     let rest = futures_util::stream::unfold(
         (Some(received), Some(guard)),
         |(received, guard)| async move {
@@ -171,6 +183,7 @@ fn sse(first: Value, received: mpsc::UnboundedReceiver<Frame>, guard: CancelOnDr
     );
     let events = futures_util::stream::once(async { first })
         .chain(rest)
+        .take_until(overflowed)
         .map(|message| Event::default().data(message.to_string()));
     sse_response(events)
 }

@@ -25,6 +25,12 @@ pub const STANDALONE: StreamId = 0;
 
 /// Events kept per stream for replay.
 const HISTORY: usize = 1024;
+/// Bytes of events kept for replay per session: past it, finished streams' events go first,
+/// then the oldest of the stream written to.
+const HISTORY_BYTES: usize = 16 << 20;
+/// Events queued for a listener that is not reading: past it, the listener is dropped (its SSE
+/// response ends) and the client resumes with `Last-Event-ID` from the history.
+const LIVE_QUEUE: usize = 256;
 /// Finished request streams kept for replay, per session.
 const FINISHED_KEPT: usize = 64;
 
@@ -35,12 +41,14 @@ pub struct StreamEvent {
     pub message: Value,
     /// The last event of its stream: the response to the POST's requests.
     pub last: bool,
+    /// The size of `message` as JSON, for the history's byte budget.
+    bytes: usize,
 }
 
 /// What a listener gets: missed events, then live ones (none when the stream is finished).
 pub struct Attached {
     pub replay: Vec<StreamEvent>,
-    pub live: Option<mpsc::UnboundedReceiver<StreamEvent>>,
+    pub live: Option<mpsc::Receiver<StreamEvent>>,
     /// Which listener this is, for [`Streams::detach`].
     pub listener: u64,
 }
@@ -57,6 +65,8 @@ struct Inner {
     by_request: HashMap<String, StreamId>,
     next: StreamId,
     finished: VecDeque<StreamId>,
+    /// Bytes of every stream's history.
+    history_bytes: usize,
 }
 
 #[derive(Default)]
@@ -65,7 +75,7 @@ struct Stream {
     next_seq: u64,
     /// Events up to here reached a listener.
     delivered: u64,
-    listener: Option<mpsc::UnboundedSender<StreamEvent>>,
+    listener: Option<mpsc::Sender<StreamEvent>>,
     /// Counts listeners: a reconnecting client takes the stream over from the one before.
     listener_number: u64,
     requests: Vec<Value>,
@@ -125,7 +135,7 @@ impl Streams {
         inner.finished.push_back(stream);
         while inner.finished.len() > FINISHED_KEPT {
             if let Some(old) = inner.finished.pop_front() {
-                inner.streams.remove(&old);
+                inner.forget(old);
             }
         }
     }
@@ -150,7 +160,7 @@ impl Streams {
         let live = if s.finished {
             None
         } else {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(LIVE_QUEUE);
             s.listener = Some(tx);
             Some(rx)
         };
@@ -206,22 +216,55 @@ impl Streams {
 
 impl Inner {
     fn append(&mut self, stream: StreamId, message: Value, last: bool) {
+        let bytes = crate::transport::queue::json_len(&message);
         let s = self.streams.entry(stream).or_default();
         let event = StreamEvent {
             id: format!("{stream}-{}", s.next_seq),
             message,
             last,
+            bytes,
         };
         s.next_seq += 1;
-        if s.history.len() == HISTORY {
-            s.history.pop_front();
+        if s.history.len() == HISTORY
+            && let Some(old) = s.history.pop_front()
+        {
+            self.history_bytes -= old.bytes;
         }
         s.history.push_back(event.clone());
-        let delivered = s.listener.as_ref().is_some_and(|l| l.send(event).is_ok());
+        self.history_bytes += bytes;
+        // A listener that does not keep up is let go: the client resumes from the history.
+        let delivered = s.listener.as_ref().is_some_and(|l| l.try_send(event).is_ok());
         if delivered {
             s.delivered = s.next_seq;
         } else {
             s.listener = None;
+        }
+        self.keep_history_within_budget(stream);
+    }
+
+    /// Drops the oldest events until the history fits [`HISTORY_BYTES`]: finished streams'
+    /// first, then those of `current` (never its newest, which a listener may still need).
+    fn keep_history_within_budget(&mut self, current: StreamId) {
+        while self.history_bytes > HISTORY_BYTES {
+            let Some(&oldest) = self.finished.front() else {
+                break;
+            };
+            self.finished.pop_front();
+            self.forget(oldest);
+        }
+        if let Some(s) = self.streams.get_mut(&current) {
+            while self.history_bytes > HISTORY_BYTES && s.history.len() > 1 {
+                if let Some(old) = s.history.pop_front() {
+                    self.history_bytes -= old.bytes;
+                }
+            }
+        }
+    }
+
+    /// Removes a stream and its history.
+    fn forget(&mut self, stream: StreamId) {
+        if let Some(s) = self.streams.remove(&stream) {
+            self.history_bytes -= s.history.iter().map(|e| e.bytes).sum::<usize>();
         }
     }
 }
@@ -262,6 +305,54 @@ mod tests {
             again.live.is_none(),
             "a finished stream ends after the replay"
         );
+    }
+
+    #[test]
+    fn a_listener_that_does_not_read_is_let_go_and_resumes_from_the_history() {
+        let streams = Streams::default();
+        let stream = streams.open(&[json!(1)]);
+        let first = streams.attach(stream, None).unwrap();
+        let mut live = first.live.unwrap();
+        for n in 0..LIVE_QUEUE + 10 {
+            streams.push(Some(&json!(1)), json!(n));
+        }
+        // The queue held LIVE_QUEUE events, then the listener was dropped.
+        let mut got = 0;
+        while live.try_recv().is_ok() {
+            got += 1;
+        }
+        assert_eq!(got, LIVE_QUEUE);
+        assert!(matches!(
+            live.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
+        let again = streams.attach(stream, Some(LIVE_QUEUE as u64 - 1)).unwrap();
+        assert_eq!(again.replay.len(), 10);
+    }
+
+    #[test]
+    fn the_history_keeps_within_its_byte_budget() {
+        let streams = Streams::default();
+        let big = json!("x".repeat(1 << 20));
+        for n in 0..40 {
+            let stream = streams.open(&[json!(n)]);
+            streams.push(Some(&json!(n)), big.clone());
+            streams.finish(stream, Some(json!("done")));
+        }
+        let open = streams.open(&[json!("open")]);
+        for _ in 0..40 {
+            streams.push(Some(&json!("open")), big.clone());
+        }
+        let inner = streams.lock();
+        assert!(inner.history_bytes <= HISTORY_BYTES, "{}", inner.history_bytes);
+        let counted: usize = inner
+            .streams
+            .values()
+            .flat_map(|s| s.history.iter())
+            .map(|e| e.bytes)
+            .sum();
+        assert_eq!(counted, inner.history_bytes);
+        assert!(!inner.streams[&open].history.is_empty());
     }
 
     #[test]
