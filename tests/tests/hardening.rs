@@ -1,0 +1,450 @@
+//! Hardening: nothing a plugin or a client controls can exhaust the host. Each test attacks the
+//! host itself (not the sandbox) with the `hostile` plugin or a client of its own, checks the
+//! attack is refused or bounded with an explanation, and ends by showing other plugins still
+//! answer. (How fast they answer during an attack is measured by the benchmark, not here.)
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use palisade_tests::*;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// A directory with `data/` (granted to hostile at /data, read-write, holding its `mode` file)
+/// and a configuration serving hello, notes (the example notes) and hostile, in that order.
+struct Setup {
+    dir: TempDir,
+}
+
+impl Setup {
+    fn new(mode: &str) -> Setup {
+        let dir = tempdir();
+        write_file(dir.path().join("data/mode"), mode);
+        Setup { dir }
+    }
+
+    fn data(&self, rel: &str) -> PathBuf {
+        self.dir.path().join("data").join(rel)
+    }
+
+    fn config(&self, extra: &str) -> PathBuf {
+        let notes = repo_root().join("plugins/notes/example");
+        config_file(
+            self.dir.path(),
+            &format!(
+                r#"[plugins.hello]
+path = {hello}
+
+[plugins.notes]
+path = {notes_wasm}
+
+[[plugins.notes.dirs]]
+host = {notes}
+guest = "/notes"
+
+[plugins.hostile]
+path = {hostile}
+
+[[plugins.hostile.dirs]]
+host = "data"
+guest = "/data"
+mode = "read-write"
+
+{extra}
+"#,
+                hello = toml_str(&plugin_arg("hello")),
+                notes_wasm = toml_str(&plugin_arg("notes")),
+                notes = toml_str(&path_str(&notes)),
+                hostile = toml_str(&plugin_arg("hostile")),
+            ),
+        )
+    }
+
+    fn server(&self) -> Server {
+        self.server_with("")
+    }
+
+    fn server_with(&self, extra: &str) -> Server {
+        let config = self.config(extra);
+        let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+        s.initialize(LATEST_VERSION);
+        s
+    }
+}
+
+/// Another plugin still answers, promptly.
+#[track_caller]
+fn still_serving(s: &mut Server) {
+    let started = Instant::now();
+    assert_eq!(
+        ok_text(&s.call_tool("hello_greet", json!({"name": "neighbour"}))),
+        "Hello, neighbour!"
+    );
+    // Liveness, not a benchmark.
+    assert!(
+        started.elapsed() < secs(10),
+        "the server was slow to answer after the attack: {:?}",
+        started.elapsed()
+    );
+}
+
+fn uris(list: &Value, key: &str, field: &str) -> Vec<String> {
+    list[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r[field].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn schemas_the_host_cannot_check_cheaply_are_refused_naming_the_tool() {
+    let setup = Setup::new("plain");
+    let mut s = setup.server();
+    let (tools, _) = s.list_all_tools();
+    let names = tool_names(&tools);
+    for served in ["hostile_ok", "hostile_regex", "hostile_random", "hostile_open"] {
+        assert!(names.iter().any(|n| n == served), "{served} missing: {names:?}");
+    }
+    for refused in ["hostile_lookahead", "hostile_bomb", "hostile_huge_schema"] {
+        assert!(!names.iter().any(|n| n == refused), "{refused} served: {names:?}");
+        assert!(
+            s.wait_for_stderr(refused, secs(5)),
+            "the log names {refused}:\n{}",
+            s.stderr()
+        );
+    }
+    let log = s.stderr();
+    assert!(log.contains("expanded"), "the reason for the bomb:\n{log}");
+    assert!(log.contains("bytes, over the"), "the reason for the huge schema:\n{log}");
+    // A name with a control character is no public name.
+    assert!(!names.iter().any(|n| n.contains('\u{7}')));
+
+    // `^(a+)+$` against 50,000 a's and a `!`: forever for a backtracking engine.
+    let input = format!("{}!", "a".repeat(50_000));
+    let result = s.call_tool("hostile_regex", json!({ "s": input }));
+    let text = tool_text(&result);
+    assert!(is_tool_error(&result) && text.contains("invalid arguments"), "{text}");
+    assert!(text.len() < 10_000, "the error does not echo the whole argument");
+    assert_eq!(ok_text(&s.call_tool("hostile_regex", json!({"s": "aaaa"}))), "fine");
+    still_serving(&mut s);
+}
+
+#[test]
+fn resources_described_badly_are_left_out_and_the_rest_served() {
+    let setup = Setup::new("plain");
+    let mut s = setup.server();
+    let listed = s.result("resources/list", json!({}));
+    let listed = uris(&listed, "resources", "uri");
+    assert!(listed.iter().any(|u| u == "hostile://about"), "{listed:?}");
+    for bad in ["hostile://bell\u{7}", "hostile://nameless", "file:///etc/passwd"] {
+        assert!(!listed.iter().any(|u| u == bad), "{bad} listed: {listed:?}");
+    }
+    let templates = s.result("resources/templates/list", json!({}));
+    let templates = uris(&templates, "resourceTemplates", "uriTemplate");
+    assert!(templates.iter().any(|t| t == "hostile://item/{id}"), "{templates:?}");
+    assert!(!templates.iter().any(|t| t.starts_with("hostile://huge") || t == "{+anything}"));
+    // A URI of a megabyte routes nowhere, at once.
+    let huge = format!("hostile://item/{}", "x".repeat(1 << 20));
+    let response = s.request("resources/read", json!({ "uri": huge }));
+    assert!(response.get("error").is_some(), "{response}");
+    still_serving(&mut s);
+}
+
+#[test]
+fn a_plugin_claiming_another_plugins_uris_is_left_out_and_the_others_serve() {
+    let setup = Setup::new("steal");
+    let mut s = setup.server();
+    assert!(
+        s.wait_for_stderr("plugin not served", secs(5)),
+        "{}",
+        s.stderr()
+    );
+    let log = s.stderr();
+    assert!(log.contains("`notes`") && log.contains("`hostile`"), "{log}");
+    let (tools, _) = s.list_all_tools();
+    assert!(!tool_names(&tools).iter().any(|n| n.starts_with("hostile_")));
+    let read = s.result("resources/read", json!({"uri": "notes://welcome"}));
+    let text = read["contents"][0]["text"].as_str().unwrap_or_default();
+    assert!(!text.contains("hostile served"), "{text}");
+    assert!(text.contains("Welcome") || !text.is_empty(), "{read}");
+    still_serving(&mut s);
+}
+
+#[test]
+fn uris_listed_after_load_stay_in_the_plugins_own_namespace() {
+    let setup = Setup::new("plain");
+    let mut s = setup.server();
+    write_file(setup.data("mode"), "grab");
+    let listed = s.result("resources/list", json!({}));
+    let listed = uris(&listed, "resources", "uri");
+    assert!(listed.iter().any(|u| u == "hostile://more"), "{listed:?}");
+    for foreign in ["notes://grabbed", "elsewhere://x"] {
+        assert!(!listed.iter().any(|u| u == foreign), "{foreign} listed: {listed:?}");
+    }
+    let response = s.request("resources/read", json!({"uri": "notes://grabbed"}));
+    assert!(
+        !response.to_string().contains("hostile served"),
+        "the notes namespace was taken over: {response}"
+    );
+    let response = s.request("resources/read", json!({"uri": "elsewhere://x"}));
+    assert!(response.get("error").is_some(), "{response}");
+    still_serving(&mut s);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_a_granted_directory_cannot_hold_a_host_thread() {
+    let setup = Setup::new("plain");
+    let status = Command::new("mkfifo").arg(setup.data("pipe")).status().unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink("pipe", setup.data("link-to-pipe")).unwrap();
+    let mut s = setup.server();
+    // More than tokio's blocking threads would take to be noticed, were each held.
+    for n in 0..40 {
+        let path = if n % 2 == 0 { "/data/pipe" } else { "/data/link-to-pipe" };
+        let result = s.call_tool("hostile_open", json!({ "path": path }));
+        let text = tool_text(&result);
+        assert!(is_tool_error(&result), "{text}");
+        assert!(
+            !text.contains("time limit"),
+            "refused at once, not stopped by the deadline: {text}"
+        );
+    }
+    write_file(setup.data("plain.txt"), "regular");
+    assert_eq!(
+        ok_text(&s.call_tool("hostile_open", json!({"path": "/data/plain.txt"}))),
+        "read 7 bytes"
+    );
+    still_serving(&mut s);
+}
+
+#[test]
+fn gigabytes_of_random_bytes_are_refused() {
+    let setup = Setup::new("plain");
+    let mut s = setup.server();
+    assert_eq!(
+        ok_text(&s.call_tool("hostile_random", json!({"bytes": 1024}))),
+        "got 1024 random bytes"
+    );
+    let result = s.call_tool("hostile_random", json!({"bytes": 1u64 << 32}));
+    let text = tool_text(&result);
+    assert!(is_tool_error(&result) && text.contains("exceeds limit"), "{text}");
+    still_serving(&mut s);
+}
+
+#[test]
+fn tool_definitions_are_pinned_and_answers_must_match_the_output_schema() {
+    let setup = Setup::new("plain");
+    let config = setup.config("");
+    let mut s = Server::start(&["--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    let description = |s: &mut Server| {
+        let (tools, _) = s.list_all_tools();
+        tools
+            .iter()
+            .find(|t| t["name"] == "hostile_rug_pull")
+            .map(|t| t["description"].clone())
+            .unwrap()
+    };
+    assert_eq!(description(&mut s), "Read nothing, harmlessly");
+    // The plugin now describes the tool differently and says its list changed.
+    write_file(setup.data("mode"), "grab");
+    ok_text(&s.call_tool("hostile_announce", json!({})));
+    assert!(
+        s.wait_for_stderr("new tool definitions refused", secs(20)),
+        "{}",
+        s.stderr()
+    );
+    assert!(s.stderr().contains("tool `rug_pull`: its description changed"));
+    assert_eq!(description(&mut s), "Read nothing, harmlessly");
+
+    let result = s.call_tool("hostile_lying", json!({}));
+    let text = tool_text(&result);
+    assert!(
+        is_tool_error(&result) && text.contains("does not match its outputSchema"),
+        "{text}"
+    );
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    still_serving(&mut s);
+}
+
+/// `palisade serve` with `args`, expected to refuse to start with `needle` on stderr.
+fn refused_with(args: &[&str], needle: &str) {
+    let mut full = vec!["serve", "--no-watch"];
+    full.extend_from_slice(args);
+    let out = run_palisade(&full, true, secs(120));
+    assert!(out.status.is_some() && !out.success(), "{args:?} must refuse:\n{out}");
+    assert!(out.stderr.contains(needle), "stderr must say {needle:?}:\n{out}");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_compile_cache_cannot_be_written_by_others_or_reached_by_a_plugin() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempdir();
+    let hello = plugin_arg("hello");
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    refused_with(
+        &["--plugin", &hello, "--cache-dir", &path_str(&shared)],
+        "other users can write it",
+    );
+
+    // A grant that holds the cache.
+    let cache = dir.path().join("granted/cache");
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.hello]\npath = {}\n\n[[plugins.hello.dirs]]\nhost = \"granted\"\nguest = \"/g\"\n",
+            toml_str(&hello)
+        ),
+    );
+    refused_with(
+        &["--config", &path_str(&config), "--cache-dir", &path_str(&cache)],
+        "contains the compile cache",
+    );
+    // A root that holds it.
+    refused_with(
+        &[
+            "--plugin",
+            &hello,
+            "--root",
+            &path_str(dir.path()),
+            "--cache-dir",
+            &path_str(&cache),
+        ],
+        "contains the compile cache",
+    );
+
+    // A tampered entry is compiled again, never run.
+    let own = dir.path().join("own");
+    let out = run_palisade(
+        &["compile", &hello, "--cache-dir", &path_str(&own)],
+        false,
+        secs(120),
+    );
+    assert!(out.success(), "{out}");
+    let entry = std::fs::read_dir(&own)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "palisade-cwasm"))
+        .expect("an entry");
+    let mut bytes = std::fs::read(&entry).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&entry, &bytes).unwrap();
+    let mut s = Server::start(&["--no-watch", "--plugin", &hello, "--cache-dir", &path_str(&own)]);
+    s.initialize(LATEST_VERSION);
+    assert!(
+        s.wait_for_stderr("cache entry refused, compiling again", secs(5)),
+        "{}",
+        s.stderr()
+    );
+    still_serving(&mut s);
+    assert_ne!(std::fs::read(&entry).unwrap(), bytes, "the entry was written anew");
+}
+
+#[cfg(unix)]
+#[test]
+fn calls_are_refused_while_the_audit_log_cannot_be_written() {
+    let setup = Setup::new("plain");
+    let audit = setup.dir.path().join("audit.jsonl");
+    // Writing to /dev/full fails as on a full disk.
+    std::os::unix::fs::symlink("/dev/full", &audit).unwrap();
+    let mut s = setup.server_with("[audit]\npath = \"audit.jsonl\"\n");
+    // The first call runs; its line cannot be written.
+    ok_text(&s.call_tool("hello_greet", json!({"name": "a"})));
+    for _ in 0..2 {
+        let response = s.call_tool_response("hello_greet", json!({"name": "b"}));
+        let error = s.expect_error(&response);
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains("cannot write its audit log"), "{error}");
+        assert!(
+            !message.contains(&*setup.dir.path().to_string_lossy()) && !message.contains("/dev/full"),
+            "no host path goes to the client: {message}"
+        );
+    }
+    assert!(s.stderr().contains("cannot write the audit log"));
+    // Room again: calls are served, after a line counting those refused.
+    std::fs::remove_file(&audit).unwrap();
+    assert_eq!(
+        ok_text(&s.call_tool("hello_greet", json!({"name": "c"}))),
+        "Hello, c!"
+    );
+    let text = std::fs::read_to_string(&audit).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["outcome"], "audit-gap", "{text}");
+    assert!(first["detail"].as_str().unwrap().starts_with("2 calls refused"), "{text}");
+}
+
+/// The resident memory of process `pid`, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stdio_client_that_stops_reading_is_dropped_before_the_server_grows() {
+    let misbehave = plugin_arg("misbehave");
+    let cache = shared_cache_dir();
+    let mut child = Command::new(palisade_bin())
+        .args(["serve", "--no-watch", "--plugin", &misbehave, "--cache-dir"])
+        .arg(&cache)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let line = |v: Value| format!("{v}\n");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LATEST_VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    stdin.write_all(line(init).as_bytes()).unwrap();
+    stdin
+        .write_all(line(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).as_bytes())
+        .unwrap();
+    // 200 answers of 1 MB each, and the client reads none of them.
+    for id in 1..=200 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "misbehave_output", "arguments": {"bytes": 1_000_000}}});
+        if stdin.write_all(line(call).as_bytes()).is_err() {
+            break;
+        }
+    }
+    let pid = child.id();
+    let deadline = Instant::now() + secs(60);
+    let mut peak = 0;
+    let status = loop {
+        peak = peak.max(rss_kib(pid));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the server kept a client that does not read");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("has not read"), "{stderr}");
+    // 64 MiB of queue, the call in hand and the server itself; not the 200 MB it was sent.
+    assert!(peak < 190 * 1024, "peak RSS {peak} KiB");
+}
+
+#[test]
+fn a_schema_within_the_rules_still_validates_arguments() {
+    // The ordinary path is unchanged by the bounds: hello's schema refuses a wrong type.
+    let mut s = Server::start(&["--no-watch", "--plugin", &plugin_arg("hello")]);
+    s.initialize(LATEST_VERSION);
+    let result = s.call_tool("hello_greet", json!({"name": 42}));
+    assert!(is_tool_error(&result), "{result}");
+    still_serving(&mut s);
+}
