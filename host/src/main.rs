@@ -247,6 +247,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
                 },
                 idle_timeout: config.http.session_idle_timeout,
                 max_body_bytes: config.http.max_body_bytes,
+                header_timeout: config.http.header_timeout,
+                body_timeout: config.http.body_timeout,
             };
             tracing::info!(tools, "serving MCP over HTTP");
             palisade::transport::http::serve(server, options).await

@@ -296,6 +296,7 @@ fn the_compile_cache_cannot_be_written_by_others_or_reached_by_a_plugin() {
 
     // A grant that holds the cache.
     let cache = dir.path().join("granted/cache");
+    std::fs::create_dir_all(&cache).unwrap();
     let config = config_file(
         dir.path(),
         &format!(
@@ -447,4 +448,109 @@ fn a_schema_within_the_rules_still_validates_arguments() {
     let result = s.call_tool("hello_greet", json!({"name": 42}));
     assert!(is_tool_error(&result), "{result}");
     still_serving(&mut s);
+}
+
+/// An HTTP server of hello, with `http` lines in `[server.http]` and `limits` for hello.
+fn http_server(http: &str, limits: &str) -> (HttpServer, TempDir) {
+    let dir = tempdir();
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[server.http]\n{http}\n\n[plugins.hello]\npath = {}\n\n[plugins.hello.limits]\n{limits}\n",
+            toml_str(&plugin_arg("hello"))
+        ),
+    );
+    let server = HttpServer::start(&["--no-watch", "--config", &path_str(&config)]);
+    (server, dir)
+}
+
+/// Whether the server closed `stream` (a read gives end of file or an error) within `wait`.
+fn closed_within(stream: &mut std::net::TcpStream, wait: std::time::Duration) -> bool {
+    use std::io::Read as _;
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut buf = [0u8; 256];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            // An answer (a 408, say) may come before the close.
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+#[test]
+fn a_client_sending_a_byte_at_a_time_is_cut_off() {
+    let (server, _dir) = http_server("header_timeout_s = 1\nbody_timeout_s = 1", "");
+    // Half the headers, then nothing.
+    let mut slow = std::net::TcpStream::connect(&server.addr).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty").unwrap();
+    assert!(closed_within(&mut slow, secs(10)), "headers never finished, connection kept");
+    // All the headers, half the body.
+    let mut slow = std::net::TcpStream::connect(&server.addr).unwrap();
+    slow.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+          Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"",
+    )
+    .unwrap();
+    assert!(closed_within(&mut slow, secs(10)), "body never finished, connection kept");
+    // Meanwhile a well-behaved client is served.
+    let mut client = server.client();
+    client.initialize(LATEST_VERSION);
+    assert_eq!(
+        ok_text(&client.call_tool("hello_greet", json!({"name": "web"}))),
+        "Hello, web!"
+    );
+}
+
+#[test]
+fn connections_and_sessions_are_capped_per_client() {
+    let (server, _dir) = http_server("", "");
+    // Idle connections from one address, past the cap: the extra one is closed at once.
+    let held: Vec<std::net::TcpStream> = (0..128)
+        .map(|_| std::net::TcpStream::connect(&server.addr).unwrap())
+        .collect();
+    let mut extra = std::net::TcpStream::connect(&server.addr).unwrap();
+    assert!(closed_within(&mut extra, secs(5)), "a connection past the cap was kept");
+    drop(held);
+    // Sessions: 64 per client, then 429 with a reason.
+    let mut clients = Vec::new();
+    for _ in 0..64 {
+        let mut client = server.client();
+        client.initialize(LATEST_VERSION);
+        clients.push(client);
+    }
+    let mut one_more = server.client();
+    let message = one_more.request_message(
+        "initialize",
+        json!({"protocolVersion": LATEST_VERSION, "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let reply = one_more.post(&message);
+    assert_eq!(reply.status, 429, "{reply:?}");
+    assert!(reply.text().contains("sessions open"));
+    // The sessions opened still work.
+    assert_eq!(
+        ok_text(&clients[0].call_tool("hello_greet", json!({"name": "x"}))),
+        "Hello, x!"
+    );
+}
+
+#[test]
+fn a_new_session_does_not_reset_an_anonymous_clients_rate() {
+    let (server, _dir) = http_server("", "calls_per_minute_per_client = 2");
+    let mut first = server.client();
+    first.initialize(LATEST_VERSION);
+    for _ in 0..2 {
+        ok_text(&first.call_tool("hello_greet", json!({"name": "a"})));
+    }
+    // A fresh session from the same address is the same client.
+    let mut second = server.client();
+    second.initialize(LATEST_VERSION);
+    let result = second.call_tool("hello_greet", json!({"name": "b"}));
+    let text = tool_text(&result);
+    assert!(is_tool_error(&result) && text.contains("calls_per_minute_per_client"), "{text}");
 }

@@ -606,24 +606,32 @@ fn the_example_configuration_serves_the_example_notes() {
     assert_eq!(read_text(&mut s, "notes://welcome"), welcome);
 }
 
+/// Proves: of two plugins claiming the same URIs, the one further down the configuration is
+/// not served (with an error naming both), and the first serves on.
 #[test]
-fn two_plugins_claiming_the_same_uris_refuse_to_start() {
+fn of_two_plugins_claiming_the_same_uris_the_later_is_left_out() {
     // The notes plugin twice, under two names: both serve `notes://{name}`.
     let dir = tempdir();
+    let notes = repo_root().join("plugins/notes/example");
     let config = config_file(
         dir.path(),
         &format!(
-            "[plugins.alpha]\npath = {p}\n\n[plugins.beta]\npath = {p}\n",
+            "[plugins.beta]\npath = {p}\n[[plugins.beta.dirs]]\nhost = {d}\nguest = \"/notes\"\n\n\
+             [plugins.alpha]\npath = {p}\n",
             p = toml_str(&plugin_arg("notes")),
+            d = toml_str(&path_str(&notes)),
         ),
     );
-    let out = assert_serve_refused(&["--config", &path_str(&config)], "notes://{name}");
-    for name in ["`alpha`", "`beta`"] {
-        assert!(
-            out.stderr.contains(name),
-            "the error names both plugins ({name}):\n{out}"
-        );
-    }
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    assert!(s.wait_for_stderr("plugin not served", secs(5)), "{}", s.stderr());
+    let log = s.stderr();
+    assert!(log.contains("`alpha`") && log.contains("`beta`"), "{log}");
+    let (tools, _) = s.list_all_tools();
+    let names = tool_names(&tools);
+    assert!(names.iter().any(|n| n.starts_with("beta_")), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("alpha_")), "{names:?}");
+    assert!(!read_text(&mut s, "notes://welcome").is_empty());
 }
 
 /// Proves: resources and templates of two plugins are merged into one list sorted by URI and

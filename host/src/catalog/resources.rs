@@ -2,9 +2,8 @@
 //! matches it. A URI belongs to the plugin whose namespace holds it, and two plugins may never
 //! claim the same URI.
 //!
-//! A plugin's namespaces are the `scheme://authority` of each URI and template it lists when
-//! loaded (a whole scheme when a template leaves the authority open, as `notes://{name}` does).
-//! The first plugin to claim a namespace owns it: a later plugin claiming it is not served, and
+//! A plugin's namespaces are the schemes of the URIs and templates it lists when loaded
+//! (`notes:` for `notes://welcome` and `notes://{name}`). The first plugin to claim a namespace owns it: a later plugin claiming it is not served, and
 //! what any plugin lists later is served only inside its own namespaces, so no plugin can take
 //! over or shadow another's URIs by listing them first. `file://` URIs are shared by every
 //! plugin, each only inside the directories it is granted.
@@ -23,93 +22,56 @@ pub struct CatalogTemplate {
     pub parsed: UriTemplate,
 }
 
-/// Where a plugin's URIs live.
+/// Where a plugin's URIs live: a scheme, or `file://`, which every plugin shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Namespace {
     /// Every URI of a scheme (`notes:`).
     Scheme(String),
-    /// The URIs of one `scheme://authority`.
-    Authority { scheme: String, authority: String },
     /// `file://`: shared, each plugin inside its grants.
     File,
 }
 
 impl Namespace {
-    fn scheme(&self) -> &str {
-        match self {
-            Namespace::Scheme(s) | Namespace::Authority { scheme: s, .. } => s,
-            Namespace::File => "file",
-        }
-    }
-
-    /// Whether a URI could be in both.
+    /// Whether two plugins claiming these would collide.
     fn overlaps(&self, other: &Namespace) -> bool {
-        match (self, other) {
-            (Namespace::File, _) | (_, Namespace::File) => false,
-            (Namespace::Authority { .. }, Namespace::Authority { .. }) => self == other,
-            _ => self.scheme() == other.scheme(),
-        }
-    }
-
-    /// Whether `uri` lies in it.
-    fn holds(&self, uri: &Namespace) -> bool {
-        match self {
-            Namespace::Scheme(s) => uri.scheme() == s,
-            _ => self == uri,
-        }
+        matches!((self, other), (Namespace::Scheme(a), Namespace::Scheme(b)) if a == b)
     }
 
     /// The namespace of a URI; the error says why the URI cannot be served.
     fn of_uri(uri: &str) -> Result<Namespace, String> {
         check_uri_text(uri)?;
-        let (scheme, rest) = split_scheme(uri)?;
-        if scheme == "file" {
-            return Ok(Namespace::File);
-        }
-        match rest.strip_prefix("//") {
-            Some(rest) => Ok(Namespace::Authority {
-                scheme,
-                authority: rest.split(['/', '?', '#']).next().unwrap_or("").to_string(),
-            }),
-            None => Ok(Namespace::Scheme(scheme)),
-        }
+        Namespace::of_scheme(split_scheme(uri)?)
     }
 
-    /// The namespace a template claims: its scheme and authority when both are literal text,
-    /// else its whole scheme, which must be literal.
+    /// The namespace a template claims: its scheme, which must be literal text.
     fn of_template(template: &str) -> Result<Namespace, String> {
         let literal = template.split('{').next().unwrap_or("");
-        let (scheme, rest) = split_scheme(literal)
+        let scheme = split_scheme(literal)
             .map_err(|_| "a URI template must start with a literal scheme (`name:`)".to_string())?;
-        if scheme == "file" {
-            return Ok(Namespace::File);
-        }
-        match rest.strip_prefix("//") {
-            Some(rest) if rest.contains(['/', '?', '#']) || literal.len() == template.len() => {
-                Ok(Namespace::Authority {
-                    scheme,
-                    authority: rest.split(['/', '?', '#']).next().unwrap_or("").to_string(),
-                })
-            }
-            _ => Ok(Namespace::Scheme(scheme)),
-        }
+        Namespace::of_scheme(scheme)
+    }
+
+    fn of_scheme(scheme: String) -> Result<Namespace, String> {
+        Ok(if scheme == "file" {
+            Namespace::File
+        } else {
+            Namespace::Scheme(scheme)
+        })
     }
 }
 
 impl std::fmt::Display for Namespace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Namespace::Scheme(s) => write!(f, "{s}:"),
-            Namespace::Authority { scheme, authority } => write!(f, "{scheme}://{authority}"),
+            Namespace::Scheme(s) => write!(f, "the scheme `{s}:`"),
             Namespace::File => f.write_str("file://"),
         }
     }
 }
 
-/// A URI's scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`) and what follows
-/// the colon.
-fn split_scheme(uri: &str) -> Result<(String, &str), String> {
-    let (scheme, rest) = uri
+/// A URI's scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`), lower-cased.
+fn split_scheme(uri: &str) -> Result<String, String> {
+    let (scheme, _) = uri
         .split_once(':')
         .ok_or_else(|| format!("`{uri}` has no scheme"))?;
     let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -119,7 +81,7 @@ fn split_scheme(uri: &str) -> Result<(String, &str), String> {
     if !valid {
         return Err(format!("`{uri}` has no valid scheme"));
     }
-    Ok((scheme.to_ascii_lowercase(), rest))
+    Ok(scheme.to_ascii_lowercase())
 }
 
 /// A URI a plugin lists: not over [`MAX_URI_BYTES`], no whitespace or control characters.
@@ -205,7 +167,7 @@ impl ResourceRoutes {
             {
                 return Err(format!(
                     "plugins `{owner}` and `{}` both claim the resource URIs of {namespace}; \
-                     serve them from one plugin",
+                     serve them from one plugin, or give one of them another scheme",
                     plugin.name
                 ));
             }
@@ -275,7 +237,7 @@ impl ResourceRoutes {
             || self
                 .namespaces
                 .iter()
-                .any(|(n, owner)| **owner == *plugin.name && n.holds(&namespace));
+                .any(|(n, owner)| **owner == *plugin.name && *n == namespace);
         if own {
             Ok(())
         } else {
@@ -366,29 +328,26 @@ mod tests {
 
     #[test]
     fn namespaces_of_uris_and_templates() {
-        assert_eq!(ns("notes://welcome").to_string(), "notes://welcome");
-        assert_eq!(ns("Test://a/b?c").to_string(), "test://a");
-        assert_eq!(ns("urn:isbn:1").to_string(), "urn:");
+        assert_eq!(ns("notes://welcome"), Namespace::Scheme("notes".into()));
+        assert_eq!(ns("Test://a/b?c"), Namespace::Scheme("test".into()));
+        assert_eq!(ns("urn:isbn:1"), Namespace::Scheme("urn".into()));
         assert_eq!(ns("file:///etc/passwd"), Namespace::File);
-        let t = |s| Namespace::of_template(s).unwrap().to_string();
-        assert_eq!(t("notes://{name}"), "notes:");
-        assert_eq!(t("test://template/{id}/data"), "test://template");
-        assert_eq!(t("x://fixed"), "x://fixed");
+        let t = |s| Namespace::of_template(s).unwrap();
+        assert_eq!(t("notes://{name}"), ns("notes://x"));
+        assert_eq!(t("test://template/{id}/data"), ns("test://x"));
         assert!(Namespace::of_template("{+uri}").is_err());
+        assert!(Namespace::of_template("{scheme}://x").is_err());
         assert!(Namespace::of_uri("no-scheme").is_err());
+        assert!(Namespace::of_uri("1x://a").is_err());
         assert!(Namespace::of_uri("a://b\u{7}").is_err());
         assert!(Namespace::of_uri(&format!("a://{}", "b".repeat(MAX_URI_BYTES))).is_err());
     }
 
     #[test]
-    fn a_scheme_claims_every_authority_in_it() {
-        let scheme = Namespace::of_template("notes://{name}").unwrap();
-        assert!(scheme.overlaps(&ns("notes://x")));
-        assert!(scheme.holds(&ns("notes://x")));
-        assert!(!scheme.overlaps(&ns("todo://x")));
-        assert!(!ns("test://a").overlaps(&ns("test://b")));
+    fn schemes_are_exclusive_and_files_shared() {
+        assert!(ns("notes://a").overlaps(&ns("notes://b")));
+        assert!(!ns("notes://a").overlaps(&ns("todo://a")));
         assert!(!ns("file:///a").overlaps(&ns("file:///a")));
-        assert!(!ns("test://a").holds(&ns("test://b")));
     }
 
     #[test]

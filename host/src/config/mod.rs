@@ -24,7 +24,8 @@ pub struct ConfigFile {
     #[serde(default)]
     pub server: ServerSection,
     #[serde(default)]
-    pub plugins: BTreeMap<String, PluginSection>,
+    /// In the file's order: on a collision, the plugin further down is not served.
+    pub plugins: indexmap::IndexMap<String, PluginSection>,
     #[serde(default)]
     pub auth: AuthSection,
     pub audit: Option<AuditSection>,
@@ -155,6 +156,11 @@ pub struct HttpSection {
     pub session_idle_timeout_s: Option<u64>,
     /// Largest request body in MiB (default 16).
     pub max_body_mib: Option<u64>,
+    /// Seconds a client may take to send a request's headers, and a kept-alive connection may
+    /// sit idle (default 30).
+    pub header_timeout_s: Option<u64>,
+    /// Seconds a client may take to send a request's body (default 60).
+    pub body_timeout_s: Option<u64>,
 }
 
 /// The HTTP settings, resolved.
@@ -166,6 +172,8 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     pub session_idle_timeout: std::time::Duration,
     pub max_body_bytes: usize,
+    pub header_timeout: std::time::Duration,
+    pub body_timeout: std::time::Duration,
 }
 
 impl Default for HttpConfig {
@@ -176,6 +184,8 @@ impl Default for HttpConfig {
             allowed_origins: Vec::new(),
             session_idle_timeout: std::time::Duration::from_secs(1800),
             max_body_bytes: 16 << 20,
+            header_timeout: std::time::Duration::from_secs(30),
+            body_timeout: std::time::Duration::from_secs(60),
         }
     }
 }
@@ -505,10 +515,23 @@ impl Config {
                 .max_body_mib
                 .map(|m| (m as usize).saturating_mul(1 << 20))
                 .unwrap_or(defaults.max_body_bytes),
+            header_timeout: http_section
+                .header_timeout_s
+                .map(std::time::Duration::from_secs)
+                .unwrap_or(defaults.header_timeout),
+            body_timeout: http_section
+                .body_timeout_s
+                .map(std::time::Duration::from_secs)
+                .unwrap_or(defaults.body_timeout),
         };
-        if http.session_idle_timeout.is_zero() || http.max_body_bytes == 0 {
+        if http.session_idle_timeout.is_zero()
+            || http.max_body_bytes == 0
+            || http.header_timeout.is_zero()
+            || http.body_timeout.is_zero()
+        {
             return Err(ConfigError(format!(
-                "{}: [server.http] session_idle_timeout_s and max_body_mib must be positive",
+                "{}: [server.http] session_idle_timeout_s, max_body_mib, header_timeout_s and \
+                 body_timeout_s must be positive",
                 path.display()
             )));
         }

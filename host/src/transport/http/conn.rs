@@ -1,10 +1,10 @@
 //! Accepting HTTP connections under limits: how many at once (in all and per peer address), and
 //! how long a client may take to send a request's headers. A client that opens connections
 //! without end, or sends one byte a second, is cut off instead of holding the server's memory
-//! and tasks. (The body's own deadline is a layer on the router, see `serve`.)
+//! and tasks. (The body's own deadline is a layer on the router, see `super::serve`.)
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,10 +20,6 @@ use tower::ServiceExt as _;
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Connections open at once from one address.
 pub const MAX_CONNECTIONS_PER_PEER: usize = 128;
-/// Time to send a request's headers, and the longest a kept-alive connection may sit idle.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// Time to send a request's body.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Open connections, by peer address.
 #[derive(Default)]
@@ -65,9 +61,10 @@ fn admit(open: &Arc<Mutex<Open>>, peer: IpAddr) -> Option<Admitted> {
     })
 }
 
-/// Serves `app` on every connection `listener` accepts, within the limits above. Requests carry
-/// their peer's address (`ConnectInfo<SocketAddr>`).
-pub async fn serve(listener: TcpListener, app: Router) -> Result<()> {
+/// Serves `app` on every connection `listener` accepts, within the limits above; a connection
+/// whose request headers take longer than `header_timeout` (or that sits idle that long between
+/// requests) is closed. Requests carry their peer's address (`ConnectInfo<SocketAddr>`).
+pub async fn serve(listener: TcpListener, app: Router, header_timeout: Duration) -> Result<()> {
     let open = Arc::new(Mutex::new(Open::default()));
     loop {
         let (tcp, peer) = match listener.accept().await {
@@ -96,7 +93,7 @@ pub async fn serve(listener: TcpListener, app: Router) -> Result<()> {
             });
             let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .header_read_timeout(header_timeout)
                 .serve_connection(TokioIo::new(tcp), service);
             if let Err(e) = connection.await {
                 tracing::debug!(%peer, "connection ended: {e}");
@@ -104,13 +101,6 @@ pub async fn serve(listener: TcpListener, app: Router) -> Result<()> {
             drop(admitted);
         });
     }
-}
-
-/// The address a request came from, when the server knows it.
-pub fn peer_of(extensions: &axum::http::Extensions) -> Option<SocketAddr> {
-    extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| *addr)
 }
 
 #[cfg(test)]

@@ -58,6 +58,10 @@ pub struct HttpOptions {
     pub idle_timeout: Duration,
     /// Largest request body; a larger one gets 413.
     pub max_body_bytes: usize,
+    /// Time to send a request's headers (and the longest a connection sits idle between
+    /// requests), and to send its body.
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
 }
 
 struct AppState {
@@ -107,7 +111,7 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         .route("/messages", post(legacy::message))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         // A client sending its body a byte at a time is cut off.
-        .layer(RequestBodyTimeoutLayer::new(conn::BODY_READ_TIMEOUT))
+        .layer(RequestBodyTimeoutLayer::new(options.body_timeout))
         .layer(cors)
         .with_state(state);
     if !address.ip().is_loopback() && !state_server_requires_tokens {
@@ -116,7 +120,7 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
     tracing::info!("serving MCP over HTTP at http://{address}/mcp");
     // The address on stdout's sibling, stderr, for scripts that pass port 0.
     eprintln!("palisade: listening on http://{address}/mcp");
-    conn::serve(listener, app).await
+    conn::serve(listener, app, options.header_timeout).await
 }
 
 async fn post_mcp(
