@@ -305,9 +305,18 @@ mod tests {
         assert!(log.admit_call().is_ok());
         log.record(&record(&args));
         let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines[0]["outcome"], "audit-gap");
-        assert!(lines[0]["detail"].as_str().unwrap().starts_with("3 calls refused"), "{text}");
+        assert!(
+            lines[0]["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("3 calls refused"),
+            "{text}"
+        );
         assert_eq!(lines[1]["outcome"], "ok");
 
         let open = dir.join("open.jsonl");

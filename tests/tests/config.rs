@@ -222,10 +222,22 @@ fn a_granted_directory_that_vanishes_is_a_host_failure_not_a_crash() {
     std::fs::remove_dir_all(dir.path().join("data")).unwrap();
     let resp = s.call_tool_response("files_read_file", json!({"path": "/data/d.txt"}));
     assert_eq!(error_code(&resp), Some(-32603), "host failure: {resp}");
+    // The client gets an incident id, never the host path; the server's log has both.
     let message = resp["error"]["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("data"),
-        "the error names the directory: {resp}"
+        message.contains("incident") && !message.contains(&*dir.path().to_string_lossy()),
+        "an incident id and no host path: {resp}"
+    );
+    let incident = message
+        .split("incident ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_default();
+    let log = s.stderr();
+    assert!(
+        log.lines()
+            .any(|l| l.contains(incident) && l.contains("data")),
+        "the log ties the incident to the directory:\n{log}"
     );
     let r = s.call_tool("hello_greet", json!({"name": "still"}));
     assert_eq!(

@@ -105,11 +105,22 @@ fn schemas_the_host_cannot_check_cheaply_are_refused_naming_the_tool() {
     let mut s = setup.server();
     let (tools, _) = s.list_all_tools();
     let names = tool_names(&tools);
-    for served in ["hostile_ok", "hostile_regex", "hostile_random", "hostile_open"] {
-        assert!(names.iter().any(|n| n == served), "{served} missing: {names:?}");
+    for served in [
+        "hostile_ok",
+        "hostile_regex",
+        "hostile_random",
+        "hostile_open",
+    ] {
+        assert!(
+            names.iter().any(|n| n == served),
+            "{served} missing: {names:?}"
+        );
     }
     for refused in ["hostile_lookahead", "hostile_bomb", "hostile_huge_schema"] {
-        assert!(!names.iter().any(|n| n == refused), "{refused} served: {names:?}");
+        assert!(
+            !names.iter().any(|n| n == refused),
+            "{refused} served: {names:?}"
+        );
         assert!(
             s.wait_for_stderr(refused, secs(5)),
             "the log names {refused}:\n{}",
@@ -118,7 +129,10 @@ fn schemas_the_host_cannot_check_cheaply_are_refused_naming_the_tool() {
     }
     let log = s.stderr();
     assert!(log.contains("expanded"), "the reason for the bomb:\n{log}");
-    assert!(log.contains("bytes, over the"), "the reason for the huge schema:\n{log}");
+    assert!(
+        log.contains("bytes, over the"),
+        "the reason for the huge schema:\n{log}"
+    );
     // A name with a control character is no public name.
     assert!(!names.iter().any(|n| n.contains('\u{7}')));
 
@@ -126,9 +140,18 @@ fn schemas_the_host_cannot_check_cheaply_are_refused_naming_the_tool() {
     let input = format!("{}!", "a".repeat(50_000));
     let result = s.call_tool("hostile_regex", json!({ "s": input }));
     let text = tool_text(&result);
-    assert!(is_tool_error(&result) && text.contains("invalid arguments"), "{text}");
-    assert!(text.len() < 10_000, "the error does not echo the whole argument");
-    assert_eq!(ok_text(&s.call_tool("hostile_regex", json!({"s": "aaaa"}))), "fine");
+    assert!(
+        is_tool_error(&result) && text.contains("invalid arguments"),
+        "{text}"
+    );
+    assert!(
+        text.len() < 10_000,
+        "the error does not echo the whole argument"
+    );
+    assert_eq!(
+        ok_text(&s.call_tool("hostile_regex", json!({"s": "aaaa"}))),
+        "fine"
+    );
     still_serving(&mut s);
 }
 
@@ -139,13 +162,24 @@ fn resources_described_badly_are_left_out_and_the_rest_served() {
     let listed = s.result("resources/list", json!({}));
     let listed = uris(&listed, "resources", "uri");
     assert!(listed.iter().any(|u| u == "hostile://about"), "{listed:?}");
-    for bad in ["hostile://bell\u{7}", "hostile://nameless", "file:///etc/passwd"] {
+    for bad in [
+        "hostile://bell\u{7}",
+        "hostile://nameless",
+        "file:///etc/passwd",
+    ] {
         assert!(!listed.iter().any(|u| u == bad), "{bad} listed: {listed:?}");
     }
     let templates = s.result("resources/templates/list", json!({}));
     let templates = uris(&templates, "resourceTemplates", "uriTemplate");
-    assert!(templates.iter().any(|t| t == "hostile://item/{id}"), "{templates:?}");
-    assert!(!templates.iter().any(|t| t.starts_with("hostile://huge") || t == "{+anything}"));
+    assert!(
+        templates.iter().any(|t| t == "hostile://item/{id}"),
+        "{templates:?}"
+    );
+    assert!(
+        !templates
+            .iter()
+            .any(|t| t.starts_with("hostile://huge") || t == "{+anything}")
+    );
     // A URI of a megabyte routes nowhere, at once.
     let huge = format!("hostile://item/{}", "x".repeat(1 << 20));
     let response = s.request("resources/read", json!({ "uri": huge }));
@@ -163,7 +197,10 @@ fn a_plugin_claiming_another_plugins_uris_is_left_out_and_the_others_serve() {
         s.stderr()
     );
     let log = s.stderr();
-    assert!(log.contains("`notes`") && log.contains("`hostile`"), "{log}");
+    assert!(
+        log.contains("`notes`") && log.contains("`hostile`"),
+        "{log}"
+    );
     let (tools, _) = s.list_all_tools();
     assert!(!tool_names(&tools).iter().any(|n| n.starts_with("hostile_")));
     let read = s.result("resources/read", json!({"uri": "notes://welcome"}));
@@ -182,7 +219,10 @@ fn uris_listed_after_load_stay_in_the_plugins_own_namespace() {
     let listed = uris(&listed, "resources", "uri");
     assert!(listed.iter().any(|u| u == "hostile://more"), "{listed:?}");
     for foreign in ["notes://grabbed", "elsewhere://x"] {
-        assert!(!listed.iter().any(|u| u == foreign), "{foreign} listed: {listed:?}");
+        assert!(
+            !listed.iter().any(|u| u == foreign),
+            "{foreign} listed: {listed:?}"
+        );
     }
     let response = s.request("resources/read", json!({"uri": "notes://grabbed"}));
     assert!(
@@ -198,13 +238,20 @@ fn uris_listed_after_load_stay_in_the_plugins_own_namespace() {
 #[test]
 fn a_fifo_in_a_granted_directory_cannot_hold_a_host_thread() {
     let setup = Setup::new("plain");
-    let status = Command::new("mkfifo").arg(setup.data("pipe")).status().unwrap();
+    let status = Command::new("mkfifo")
+        .arg(setup.data("pipe"))
+        .status()
+        .unwrap();
     assert!(status.success());
     std::os::unix::fs::symlink("pipe", setup.data("link-to-pipe")).unwrap();
     let mut s = setup.server();
     // More than tokio's blocking threads would take to be noticed, were each held.
     for n in 0..40 {
-        let path = if n % 2 == 0 { "/data/pipe" } else { "/data/link-to-pipe" };
+        let path = if n % 2 == 0 {
+            "/data/pipe"
+        } else {
+            "/data/link-to-pipe"
+        };
         let result = s.call_tool("hostile_open", json!({ "path": path }));
         let text = tool_text(&result);
         assert!(is_tool_error(&result), "{text}");
@@ -231,7 +278,10 @@ fn gigabytes_of_random_bytes_are_refused() {
     );
     let result = s.call_tool("hostile_random", json!({"bytes": 1u64 << 32}));
     let text = tool_text(&result);
-    assert!(is_tool_error(&result) && text.contains("exceeds limit"), "{text}");
+    assert!(
+        is_tool_error(&result) && text.contains("exceeds limit"),
+        "{text}"
+    );
     still_serving(&mut s);
 }
 
@@ -258,7 +308,10 @@ fn tool_definitions_are_pinned_and_answers_must_match_the_output_schema() {
         "{}",
         s.stderr()
     );
-    assert!(s.stderr().contains("tool `rug_pull`: its description changed"));
+    assert!(
+        s.stderr()
+            .contains("tool `rug_pull`: its description changed")
+    );
     assert_eq!(description(&mut s), "Read nothing, harmlessly");
 
     let result = s.call_tool("hostile_lying", json!({}));
@@ -276,8 +329,14 @@ fn refused_with(args: &[&str], needle: &str) {
     let mut full = vec!["serve", "--no-watch"];
     full.extend_from_slice(args);
     let out = run_palisade(&full, true, secs(120));
-    assert!(out.status.is_some() && !out.success(), "{args:?} must refuse:\n{out}");
-    assert!(out.stderr.contains(needle), "stderr must say {needle:?}:\n{out}");
+    assert!(
+        out.status.is_some() && !out.success(),
+        "{args:?} must refuse:\n{out}"
+    );
+    assert!(
+        out.stderr.contains(needle),
+        "stderr must say {needle:?}:\n{out}"
+    );
 }
 
 #[cfg(unix)]
@@ -305,7 +364,12 @@ fn the_compile_cache_cannot_be_written_by_others_or_reached_by_a_plugin() {
         ),
     );
     refused_with(
-        &["--config", &path_str(&config), "--cache-dir", &path_str(&cache)],
+        &[
+            "--config",
+            &path_str(&config),
+            "--cache-dir",
+            &path_str(&cache),
+        ],
         "contains the compile cache",
     );
     // A root that holds it.
@@ -338,7 +402,13 @@ fn the_compile_cache_cannot_be_written_by_others_or_reached_by_a_plugin() {
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
     std::fs::write(&entry, &bytes).unwrap();
-    let mut s = Server::start(&["--no-watch", "--plugin", &hello, "--cache-dir", &path_str(&own)]);
+    let mut s = Server::start(&[
+        "--no-watch",
+        "--plugin",
+        &hello,
+        "--cache-dir",
+        &path_str(&own),
+    ]);
     s.initialize(LATEST_VERSION);
     assert!(
         s.wait_for_stderr("cache entry refused, compiling again", secs(5)),
@@ -346,7 +416,11 @@ fn the_compile_cache_cannot_be_written_by_others_or_reached_by_a_plugin() {
         s.stderr()
     );
     still_serving(&mut s);
-    assert_ne!(std::fs::read(&entry).unwrap(), bytes, "the entry was written anew");
+    assert_ne!(
+        std::fs::read(&entry).unwrap(),
+        bytes,
+        "the entry was written anew"
+    );
 }
 
 #[cfg(unix)]
@@ -365,7 +439,8 @@ fn calls_are_refused_while_the_audit_log_cannot_be_written() {
         let message = error["message"].as_str().unwrap_or_default();
         assert!(message.contains("cannot write its audit log"), "{error}");
         assert!(
-            !message.contains(&*setup.dir.path().to_string_lossy()) && !message.contains("/dev/full"),
+            !message.contains(&*setup.dir.path().to_string_lossy())
+                && !message.contains("/dev/full"),
             "no host path goes to the client: {message}"
         );
     }
@@ -379,7 +454,13 @@ fn calls_are_refused_while_the_audit_log_cannot_be_written() {
     let text = std::fs::read_to_string(&audit).unwrap();
     let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(first["outcome"], "audit-gap", "{text}");
-    assert!(first["detail"].as_str().unwrap().starts_with("2 calls refused"), "{text}");
+    assert!(
+        first["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 calls refused"),
+        "{text}"
+    );
 }
 
 /// The resident memory of process `pid`, in KiB.
@@ -411,7 +492,9 @@ fn a_stdio_client_that_stops_reading_is_dropped_before_the_server_grows() {
         "protocolVersion": LATEST_VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     stdin.write_all(line(init).as_bytes()).unwrap();
     stdin
-        .write_all(line(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).as_bytes())
+        .write_all(
+            line(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).as_bytes(),
+        )
         .unwrap();
     // 200 answers of 1 MB each, and the client reads none of them.
     for id in 1..=200 {
@@ -429,7 +512,10 @@ fn a_stdio_client_that_stops_reading_is_dropped_before_the_server_grows() {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "the server kept a client that does not read");
+        assert!(
+            Instant::now() < deadline,
+            "the server kept a client that does not read"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let mut stderr = String::new();
@@ -474,7 +560,10 @@ fn closed_within(stream: &mut std::net::TcpStream, wait: std::time::Duration) ->
             Ok(0) => return true,
             // An answer (a 408, say) may come before the close.
             Ok(_) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
                 return false;
             }
             Err(_) => return true,
@@ -487,8 +576,12 @@ fn a_client_sending_a_byte_at_a_time_is_cut_off() {
     let (server, _dir) = http_server("header_timeout_s = 1\nbody_timeout_s = 1", "");
     // Half the headers, then nothing.
     let mut slow = std::net::TcpStream::connect(&server.addr).unwrap();
-    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty").unwrap();
-    assert!(closed_within(&mut slow, secs(10)), "headers never finished, connection kept");
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
+        .unwrap();
+    assert!(
+        closed_within(&mut slow, secs(10)),
+        "headers never finished, connection kept"
+    );
     // All the headers, half the body.
     let mut slow = std::net::TcpStream::connect(&server.addr).unwrap();
     slow.write_all(
@@ -496,7 +589,10 @@ fn a_client_sending_a_byte_at_a_time_is_cut_off() {
           Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"",
     )
     .unwrap();
-    assert!(closed_within(&mut slow, secs(10)), "body never finished, connection kept");
+    assert!(
+        closed_within(&mut slow, secs(10)),
+        "body never finished, connection kept"
+    );
     // Meanwhile a well-behaved client is served.
     let mut client = server.client();
     client.initialize(LATEST_VERSION);
@@ -514,7 +610,10 @@ fn connections_and_sessions_are_capped_per_client() {
         .map(|_| std::net::TcpStream::connect(&server.addr).unwrap())
         .collect();
     let mut extra = std::net::TcpStream::connect(&server.addr).unwrap();
-    assert!(closed_within(&mut extra, secs(5)), "a connection past the cap was kept");
+    assert!(
+        closed_within(&mut extra, secs(5)),
+        "a connection past the cap was kept"
+    );
     drop(held);
     // Sessions: 64 per client, then 429 with a reason.
     let mut clients = Vec::new();
@@ -552,5 +651,8 @@ fn a_new_session_does_not_reset_an_anonymous_clients_rate() {
     second.initialize(LATEST_VERSION);
     let result = second.call_tool("hello_greet", json!({"name": "b"}));
     let text = tool_text(&result);
-    assert!(is_tool_error(&result) && text.contains("calls_per_minute_per_client"), "{text}");
+    assert!(
+        is_tool_error(&result) && text.contains("calls_per_minute_per_client"),
+        "{text}"
+    );
 }

@@ -372,7 +372,7 @@ fn bad_prompt_requests_are_invalid_params() {
 }
 
 #[test]
-fn two_plugins_serving_the_same_prompt_name_refuse_to_start() {
+fn of_two_plugins_serving_the_same_prompt_name_the_later_is_left_out() {
     let dir = tempdir();
     let config = config_file(
         dir.path(),
@@ -381,13 +381,32 @@ fn two_plugins_serving_the_same_prompt_name_refuse_to_start() {
             p = toml_str(&plugin_arg("prompts")),
         ),
     );
-    let out = assert_serve_refused(&["--config", &path_str(&config)], "p_code_review");
-    for name in ["`one`", "`two`"] {
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    assert!(
+        s.wait_for_stderr("plugin not served", secs(5)),
+        "{}",
+        s.stderr()
+    );
+    let log = s.stderr();
+    for name in ["`one`", "`two`", "p_code_review"] {
         assert!(
-            out.stderr.contains(name),
-            "names both plugins ({name}):\n{out}"
+            log.contains(name),
+            "names both plugins and the prompt ({name}):\n{log}"
         );
     }
+    let listed = s.result("prompts/list", json!({}));
+    let names: Vec<&str> = listed["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| **n == "p_code_review").count(),
+        1,
+        "{names:?}"
+    );
 }
 
 #[test]

@@ -624,7 +624,11 @@ fn of_two_plugins_claiming_the_same_uris_the_later_is_left_out() {
     );
     let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
     s.initialize(LATEST_VERSION);
-    assert!(s.wait_for_stderr("plugin not served", secs(5)), "{}", s.stderr());
+    assert!(
+        s.wait_for_stderr("plugin not served", secs(5)),
+        "{}",
+        s.stderr()
+    );
     let log = s.stderr();
     assert!(log.contains("`alpha`") && log.contains("`beta`"), "{log}");
     let (tools, _) = s.list_all_tools();

@@ -227,7 +227,11 @@ fn plugin_tools(
         let entry = match tools::catalog_tool(Backend::Plugin(plugin.clone()), tool, &public_name) {
             Ok(entry) => entry,
             Err(why) => {
-                tracing::warn!(plugin = &*plugin.name, tool = public_name, "tool left out: {why}");
+                tracing::warn!(
+                    plugin = &*plugin.name,
+                    tool = public_name,
+                    "tool left out: {why}"
+                );
                 continue;
             }
         };
@@ -240,7 +244,11 @@ fn plugin_tools(
             ));
         }
         if entries.iter().any(|e| e.public_name == public_name) {
-            tracing::warn!(plugin = &*plugin.name, tool = public_name, "tool left out: listed twice");
+            tracing::warn!(
+                plugin = &*plugin.name,
+                tool = public_name,
+                "tool left out: listed twice"
+            );
             continue;
         }
         entries.push(entry);
@@ -267,7 +275,11 @@ fn plugin_prompts(
                 .map_err(|why| format!("an argument: {why}"))
         };
         if let Err(why) = described {
-            tracing::warn!(plugin = &*plugin.name, prompt = public_name, "prompt left out: {why}");
+            tracing::warn!(
+                plugin = &*plugin.name,
+                prompt = public_name,
+                "prompt left out: {why}"
+            );
             continue;
         }
         if let Some(existing) = served.get(&public_name) {
@@ -278,7 +290,11 @@ fn plugin_prompts(
             ));
         }
         if entries.iter().any(|e| e.public_name == public_name) {
-            tracing::warn!(plugin = &*plugin.name, prompt = public_name, "prompt left out: listed twice");
+            tracing::warn!(
+                plugin = &*plugin.name,
+                prompt = public_name,
+                "prompt left out: listed twice"
+            );
             continue;
         }
         entries.push(CatalogPrompt {

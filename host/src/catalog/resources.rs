@@ -93,7 +93,9 @@ fn check_uri_text(uri: &str) -> Result<(), String> {
         ));
     }
     if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("the URI {uri:?} holds whitespace or control characters"));
+        return Err(format!(
+            "the URI {uri:?} holds whitespace or control characters"
+        ));
     }
     Ok(())
 }
@@ -146,8 +148,7 @@ impl ResourceRoutes {
         }
         let mut fixed = Vec::new();
         for resource in &plugin.resources {
-            match check_name(&resource.name).and_then(|()| self.owned_by(plugin, &resource.uri))
-            {
+            match check_name(&resource.name).and_then(|()| self.owned_by(plugin, &resource.uri)) {
                 Ok(namespace) => {
                     claimed.push(namespace);
                     fixed.push(&resource.uri);
@@ -182,7 +183,10 @@ impl ResourceRoutes {
                     "plugins `{}` and `{}` both claim resource URIs: their templates `{}` and \
                      `{}` can match the same URI; serve them from one plugin, or change one \
                      template",
-                    other.plugin.name, plugin.name, other.template.uri_template, template.uri_template
+                    other.plugin.name,
+                    plugin.name,
+                    other.template.uri_template,
+                    template.uri_template
                 ));
             }
         }
@@ -196,7 +200,11 @@ impl ResourceRoutes {
             }
         }
         for namespace in claimed {
-            if !self.namespaces.iter().any(|(n, o)| *n == namespace && **o == *plugin.name) {
+            if !self
+                .namespaces
+                .iter()
+                .any(|(n, o)| *n == namespace && **o == *plugin.name)
+            {
                 self.namespaces.push((namespace, plugin.name.clone()));
             }
         }
@@ -258,7 +266,9 @@ impl ResourceRoutes {
             return Some(plugin.clone());
         }
         drop(fixed);
-        let file = uri.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("file:"));
+        let file = uri
+            .get(..5)
+            .is_some_and(|s| s.eq_ignore_ascii_case("file:"));
         self.templates
             .iter()
             .find(|t| t.parsed.matches(uri) && (!file || t.plugin.may_serve_file_uri(uri)))

@@ -140,9 +140,10 @@ impl<'a> Walk<'a> {
         };
         let pointer = match target.as_str() {
             "" | "#" => "",
-            t => t.strip_prefix('#').filter(|p| p.starts_with('/')).ok_or_else(|| {
-                format!("`$ref: {t}` is not a local reference (`#` or `#/...`)")
-            })?,
+            t => t
+                .strip_prefix('#')
+                .filter(|p| p.starts_with('/'))
+                .ok_or_else(|| format!("`$ref: {t}` is not a local reference (`#` or `#/...`)"))?,
         };
         match self.expanded.get(pointer) {
             Some(Some(size)) => return Ok(*size),
@@ -166,7 +167,9 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
         match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
             (b'%', Some(b)) => {
                 out.push(b);
@@ -215,12 +218,18 @@ mod tests {
                 json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/b"}]}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
                 "refers to itself",
             ),
-            (json!({"$ref": "https://example.com/s.json"}), "not a local reference"),
+            (
+                json!({"$ref": "https://example.com/s.json"}),
+                "not a local reference",
+            ),
             (json!({"$dynamicRef": "#x"}), "not supported"),
             (json!({"pattern": "(a|a)*\\1"}), "cheaply"),
             (json!({"pattern": "(?=a)"}), "cheaply"),
             (json!({"pattern": "a{1000}{1000}"}), "cheaply"),
-            (json!({"pattern": "a".repeat(2000)}), "pattern of 2000 bytes"),
+            (
+                json!({"pattern": "a".repeat(2000)}),
+                "pattern of 2000 bytes",
+            ),
         ];
         for (schema, why) in cases {
             let err = checked(&schema).unwrap_err();
@@ -230,14 +239,23 @@ mod tests {
         let mut defs = serde_json::Map::new();
         for i in 0..30 {
             let next = format!("#/$defs/d{}", i + 1);
-            defs.insert(format!("d{i}"), json!({"anyOf": [{"$ref": next}, {"$ref": next}]}));
+            defs.insert(
+                format!("d{i}"),
+                json!({"anyOf": [{"$ref": next}, {"$ref": next}]}),
+            );
         }
         defs.insert("d30".into(), json!({"type": "string"}));
         let bomb = json!({"$defs": defs, "$ref": "#/$defs/d0"});
         assert!(checked(&bomb).unwrap_err().contains("expanded"));
 
-        let many: Vec<Value> = (0..100).map(|i| json!({"pattern": format!("^a{i}")})).collect();
-        assert!(checked(&json!({"anyOf": many})).unwrap_err().contains("patterns"));
+        let many: Vec<Value> = (0..100)
+            .map(|i| json!({"pattern": format!("^a{i}")}))
+            .collect();
+        assert!(
+            checked(&json!({"anyOf": many}))
+                .unwrap_err()
+                .contains("patterns")
+        );
 
         let mut deep = json!({"type": "string"});
         for _ in 0..60 {

@@ -3,8 +3,8 @@
 use serde_json::{Map, Value};
 
 use super::Backend;
-use super::schema_cost;
 use super::header_params::{HeaderParam, header_params};
+use super::schema_cost;
 use crate::runtime::bindings::tools;
 
 /// Longest public name some clients accept.
@@ -42,8 +42,9 @@ impl CatalogTool {
         };
         let value: Value = serde_json::from_str(structured)
             .map_err(|e| format!("its structuredContent is not JSON: {e}"))?;
-        schema_errors(validator, &value)
-            .map_err(|errors| format!("its structuredContent does not match its outputSchema:\n{errors}"))
+        schema_errors(validator, &value).map_err(|errors| {
+            format!("its structuredContent does not match its outputSchema:\n{errors}")
+        })
     }
 }
 
@@ -89,14 +90,14 @@ pub(super) fn catalog_tool(
         ));
     }
     // Sizes first: parsing is work too.
-    schema_cost::check_size(&tool.input_schema).map_err(|e| format!("input schema refused: {e}"))?;
+    schema_cost::check_size(&tool.input_schema)
+        .map_err(|e| format!("input schema refused: {e}"))?;
     if let Some(text) = &tool.output_schema {
         schema_cost::check_size(text).map_err(|e| format!("output schema refused: {e}"))?;
     }
     let input_schema = json_object(&tool.input_schema).map_err(|e| format!("input schema: {e}"))?;
     let input_value = Value::Object(input_schema.clone());
-    schema_cost::check(&input_value)
-        .map_err(|e| format!("input schema refused: {e}"))?;
+    schema_cost::check(&input_value).map_err(|e| format!("input schema refused: {e}"))?;
     if input_schema.get("type") != Some(&Value::String("object".into())) {
         return Err("input schema: must have \"type\": \"object\"".into());
     }

@@ -106,13 +106,10 @@ impl UriTemplate {
         }
         // The literal text before the first expression must start the URI: most templates are
         // told apart here.
-        let prefix = self
-            .tokens
-            .iter()
-            .map_while(|t| match t {
-                Token::Literal(c) => Some(*c),
-                Token::Expression(_) => None,
-            });
+        let prefix = self.tokens.iter().map_while(|t| match t {
+            Token::Literal(c) => Some(*c),
+            Token::Expression(_) => None,
+        });
         let mut rest = uri.chars();
         for expected in prefix {
             if rest.next() != Some(expected) {
@@ -269,7 +266,15 @@ mod tests {
     #[test]
     fn bad_templates_are_refused() {
         let long = format!("a://{}", "{x}".repeat(1000));
-        for bad in ["a://{", "a://}", "a://{}", "a://{!x}", "a://{x y}", "a b", &long] {
+        for bad in [
+            "a://{",
+            "a://}",
+            "a://{}",
+            "a://{!x}",
+            "a://{x y}",
+            "a b",
+            &long,
+        ] {
             assert!(UriTemplate::parse(bad).is_err(), "{bad}");
         }
     }
@@ -280,7 +285,10 @@ mod tests {
         assert!(any.matches(&format!("x://{}", "a".repeat(MAX_URI_BYTES - 4))));
         assert!(!any.matches(&format!("x://{}", "a".repeat(MAX_URI_BYTES))));
         // The worst template allowed against the longest URI allowed: every position live.
-        let worst = t(&format!("x://{}", "{+a}".repeat((MAX_TEMPLATE_BYTES - 4) / 4)));
+        let worst = t(&format!(
+            "x://{}",
+            "{+a}".repeat((MAX_TEMPLATE_BYTES - 4) / 4)
+        ));
         assert!(worst.matches(&format!("x://{}", "/".repeat(MAX_URI_BYTES - 4))));
     }
 }

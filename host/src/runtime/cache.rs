@@ -208,8 +208,8 @@ fn check_private(dir: &Path) -> Result<()> {
         dir.display()
     );
     for ancestor in dir.ancestors().skip(1) {
-        let meta = std::fs::metadata(ancestor)
-            .with_context(|| format!("{}", ancestor.display()))?;
+        let meta =
+            std::fs::metadata(ancestor).with_context(|| format!("{}", ancestor.display()))?;
         let sticky = meta.mode() & 0o1000 != 0;
         anyhow::ensure!(
             (meta.uid() == me || meta.uid() == 0) && (sticky || !group_or_other_writable(&meta)),
@@ -224,7 +224,8 @@ fn check_private(dir: &Path) -> Result<()> {
     for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
         let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
         let path = entry.path();
-        let meta = std::fs::symlink_metadata(&path).with_context(|| format!("{}", path.display()))?;
+        let meta =
+            std::fs::symlink_metadata(&path).with_context(|| format!("{}", path.display()))?;
         anyhow::ensure!(
             !meta.file_type().is_symlink(),
             "{} is a symbolic link; the cache holds only files it wrote (remove it)",
@@ -252,7 +253,8 @@ mod tests {
     use super::*;
 
     fn tempdir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("palisade-cache-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("palisade-cache-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
     }

@@ -7,6 +7,7 @@ mod cache;
 mod engine;
 pub mod gate;
 mod host_api;
+mod lift;
 pub mod limits;
 mod network;
 mod output;

@@ -1,9 +1,10 @@
-//! How many bytes a plugin's answer carries, for the output limit: everything it returned, the
-//! payload (text, bytes, JSON) and every string beside it (names, descriptions, annotations,
-//! icons, `_meta`, error messages), plus [`ITEM_BYTES`] for each item of a list, so a million
-//! empty content blocks weigh what their JSON does. Bytes are counted raw, before base64.
+//! How many bytes what a plugin sends during a call weighs, for the output limit: the payload
+//! (text, bytes, JSON) and every string beside it (annotations, icons, `_meta`), plus
+//! [`ITEM_BYTES`] for each item of a list, so a million empty content blocks weigh what their
+//! JSON does. Bytes are counted raw, before base64. (Answers are counted as they are lifted, in
+//! [`lift`](super::lift), by the same rules.)
 
-use super::bindings::{completion, host, prompts, resources, tools, types};
+use super::bindings::{host, types};
 
 /// What one item of a list (a content block, a list entry, an annotation) adds besides its
 /// strings: about the JSON framing it becomes.
@@ -31,21 +32,6 @@ impl<T: OutputSize> OutputSize for Vec<T> {
         self.iter()
             .map(|item| item.output_size().saturating_add(ITEM_BYTES))
             .fold(0, u64::saturating_add)
-    }
-}
-
-impl<T: OutputSize, E: OutputSize> OutputSize for Result<T, E> {
-    fn output_size(&self) -> u64 {
-        match self {
-            Ok(value) => value.output_size(),
-            Err(error) => error.output_size(),
-        }
-    }
-}
-
-impl<A: OutputSize, B: OutputSize> OutputSize for (A, B) {
-    fn output_size(&self) -> u64 {
-        self.0.output_size().saturating_add(self.1.output_size())
     }
 }
 
@@ -101,115 +87,6 @@ impl OutputSize for types::ResourceContents {
     }
 }
 
-impl OutputSize for types::PluginError {
-    fn output_size(&self) -> u64 {
-        sum!(self.message, self.data)
-    }
-}
-
-impl OutputSize for tools::CallResult {
-    fn output_size(&self) -> u64 {
-        sum!(self.content, self.structured_content, self.meta)
-    }
-}
-
-impl OutputSize for tools::Tool {
-    fn output_size(&self) -> u64 {
-        let annotations = self
-            .annotations
-            .as_ref()
-            .map_or(0, |a| sum!(a.title).saturating_add(ITEM_BYTES));
-        sum!(
-            self.name,
-            self.title,
-            self.description,
-            self.input_schema,
-            self.output_schema,
-            self.icons,
-            self.meta
-        )
-        .saturating_add(annotations)
-    }
-}
-
-impl OutputSize for resources::Resource {
-    fn output_size(&self) -> u64 {
-        sum!(
-            self.uri,
-            self.name,
-            self.title,
-            self.description,
-            self.mime_type,
-            self.annotations,
-            self.icons,
-            self.meta,
-            self.file
-        )
-    }
-}
-
-impl OutputSize for resources::ResourceTemplate {
-    fn output_size(&self) -> u64 {
-        sum!(
-            self.uri_template,
-            self.name,
-            self.title,
-            self.description,
-            self.mime_type,
-            self.annotations,
-            self.icons,
-            self.meta
-        )
-    }
-}
-
-impl OutputSize for prompts::PromptArgument {
-    fn output_size(&self) -> u64 {
-        sum!(self.name, self.title, self.description)
-    }
-}
-
-impl OutputSize for prompts::Prompt {
-    fn output_size(&self) -> u64 {
-        sum!(
-            self.name,
-            self.title,
-            self.description,
-            self.arguments,
-            self.icons,
-            self.meta
-        )
-    }
-}
-
-impl OutputSize for prompts::PromptMessage {
-    fn output_size(&self) -> u64 {
-        self.content.output_size()
-    }
-}
-
-impl OutputSize for prompts::PromptResult {
-    fn output_size(&self) -> u64 {
-        sum!(self.messages, self.description, self.meta)
-    }
-}
-
-impl OutputSize for completion::CompletionRef {
-    fn output_size(&self) -> u64 {
-        match self {
-            completion::CompletionRef::Prompt(s) | completion::CompletionRef::ResourceTemplate(s) => {
-                s.output_size()
-            }
-        }
-    }
-}
-
-impl OutputSize for completion::CompletionResult {
-    fn output_size(&self) -> u64 {
-        self.values.output_size()
-    }
-}
-
 impl OutputSize for host::ElicitationRequest {
     fn output_size(&self) -> u64 {
         match self {
@@ -260,34 +137,22 @@ mod tests {
     }
 
     #[test]
-    fn every_part_of_an_answer_counts() {
-        let plain = tools::CallResult {
-            content: vec![text("hello")],
-            structured_content: None,
-            is_error: false,
-            meta: None,
+    fn every_part_of_a_question_counts() {
+        let question = host::SamplingRequest {
+            messages: vec![host::SamplingMessage {
+                role: types::Role::User,
+                content: vec![text("hello"), text("")],
+            }],
+            system_prompt: Some("s".repeat(10)),
+            max_tokens: 10,
+            temperature: None,
+            stop_sequences: vec!["x".into()],
+            model_preferences: None,
+            extra: Some("e".repeat(100)),
         };
-        assert_eq!(plain.output_size(), 5 + ITEM_BYTES);
-        let dressed = tools::CallResult {
-            meta: Some("m".repeat(100)),
-            structured_content: Some("s".repeat(10)),
-            ..plain
-        };
-        assert_eq!(dressed.output_size(), 5 + ITEM_BYTES + 110);
-        // A million empty blocks weigh what their JSON would.
-        let empty = tools::CallResult {
-            content: vec![text(""); 1000],
-            structured_content: None,
-            is_error: false,
-            meta: None,
-        };
-        assert_eq!(empty.output_size(), 1000 * ITEM_BYTES);
-        let error: Result<tools::CallResult, types::PluginError> = Err(types::PluginError {
-            code: types::ErrorCode::Internal,
-            message: "e".repeat(1000),
-            data: Some("d".repeat(24)),
-        });
-        assert_eq!(error.output_size(), 1024);
+        // One message (5 + 0 bytes, two blocks), 10, one stop sequence, 100.
+        let expected = (5 + 2 * ITEM_BYTES) + ITEM_BYTES + 10 + (1 + ITEM_BYTES) + 100;
+        assert_eq!(question.output_size(), expected);
         let link = types::ContentBlock::ResourceLink(types::ResourceLink {
             uri: "u".into(),
             name: "n".into(),
@@ -308,6 +173,9 @@ mod tests {
             }],
             meta: None,
         });
-        assert_eq!(link.output_size(), 1 + 1 + 10 + (1 + 2 * ITEM_BYTES) + 50 + ITEM_BYTES);
+        assert_eq!(
+            link.output_size(),
+            1 + 1 + 10 + (1 + 2 * ITEM_BYTES) + 50 + ITEM_BYTES
+        );
     }
 }

@@ -8,8 +8,8 @@ use anyhow::{Context as _, Result};
 use futures_util::FutureExt as _;
 use sha2::Digest as _;
 use wasmtime::component::{
-    Component, HasSelf, Instance, InstancePre, Linker, ResourceTable, ResourceType,
-    types::ComponentItem,
+    Component, ComponentExportIndex, ComponentNamedList, ComponentType, HasSelf, Instance,
+    InstancePre, Lift, Linker, Lower, ResourceTable, ResourceType, types::ComponentItem,
 };
 use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -19,9 +19,13 @@ use super::Runtime;
 use super::bindings::{self, completion, prompts, resources, tools, types};
 use super::gate::Gate;
 use super::host_api::CallContext;
+use super::lift::{
+    Budgeted, CallResultView, CompletionRefView, CompletionResultView, IntoOwned, LiftBudget, Many,
+    PluginErrorView, PromptResultView, PromptView, ResourceContentsView, ResourceTemplateView,
+    ResourceView, ToolView,
+};
 use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
 use super::network::NetworkPolicy;
-use super::output::OutputSize;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use crate::config::{AccessMode, PluginConfig, RootsAccess};
 
@@ -109,16 +113,68 @@ pub struct Plugin {
     instance_slots: Arc<tokio::sync::Semaphore>,
     metering: super::Metering,
     pre: InstancePre<StoreState>,
-    guest: GuestExports,
+    funcs: Funcs,
 }
 
-/// Where each exported interface lives in the component, for the ones it exports.
-#[derive(Clone)]
-struct GuestExports {
-    tools: Option<tools::GuestIndices>,
-    resources: Option<resources::GuestIndices>,
-    prompts: Option<prompts::GuestIndices>,
-    completion: Option<completion::GuestIndices>,
+/// Where each function of the contract is in the component, for the interfaces it exports.
+#[derive(Clone, Default)]
+struct Funcs {
+    list_tools: Option<ComponentExportIndex>,
+    call_tool: Option<ComponentExportIndex>,
+    list_resources: Option<ComponentExportIndex>,
+    list_resource_templates: Option<ComponentExportIndex>,
+    read_resource: Option<ComponentExportIndex>,
+    list_prompts: Option<ComponentExportIndex>,
+    get_prompt: Option<ComponentExportIndex>,
+    completable: Option<ComponentExportIndex>,
+    complete: Option<ComponentExportIndex>,
+}
+
+impl Funcs {
+    fn of(component: &Component, exports: Exports) -> Funcs {
+        let func = |exported: bool, interface: &str, name: &str| {
+            if !exported {
+                return None;
+            }
+            let interface = component.get_export_index(None, interface)?;
+            component.get_export_index(Some(&interface), name)
+        };
+        const TOOLS: &str = "palisade:plugin/tools@0.1.0";
+        const RESOURCES: &str = "palisade:plugin/resources@0.1.0";
+        const PROMPTS: &str = "palisade:plugin/prompts@0.1.0";
+        const COMPLETION: &str = "palisade:plugin/completion@0.1.0";
+        Funcs {
+            list_tools: func(exports.tools, TOOLS, "list-tools"),
+            call_tool: func(exports.tools, TOOLS, "call-tool"),
+            list_resources: func(exports.resources, RESOURCES, "list-resources"),
+            list_resource_templates: func(exports.resources, RESOURCES, "list-resource-templates"),
+            read_resource: func(exports.resources, RESOURCES, "read-resource"),
+            list_prompts: func(exports.prompts, PROMPTS, "list-prompts"),
+            get_prompt: func(exports.prompts, PROMPTS, "get-prompt"),
+            completable: func(exports.completion, COMPLETION, "completable"),
+            complete: func(exports.completion, COMPLETION, "complete"),
+        }
+    }
+}
+
+/// Calls the export `func` with `params` in `instance`, lifting its answer as the view `V` (under
+/// the call's lift budget, see [`lift`](super::lift)) and moving it into the bindings' type.
+async fn call_export<P, V>(
+    store: &mut Store<StoreState>,
+    instance: &Instance,
+    func: &Option<ComponentExportIndex>,
+    params: P,
+) -> wasmtime::Result<V::Owned>
+where
+    P: ComponentNamedList + Lower + Send + Sync + 'static,
+    V: ComponentType + Lift + IntoOwned + Send + Sync + 'static,
+{
+    let func = func
+        .as_ref()
+        .ok_or_else(|| wasmtime::format_err!("the plugin does not export this function"))?;
+    let typed = instance.get_typed_func::<P, (V,)>(&mut *store, func)?;
+    let (view,) = typed.call_async(&mut *store, params).await?;
+    Ok(view.into_owned())
 }
 
 /// Everything a plugin lists, read at load in a single instance.
@@ -129,20 +185,6 @@ struct Listing {
     templates: Vec<resources::ResourceTemplate>,
     prompts: Vec<prompts::Prompt>,
     completable: Vec<completion::CompletionRef>,
-}
-
-impl OutputSize for Listing {
-    fn output_size(&self) -> u64 {
-        [
-            self.tools.output_size(),
-            self.resources.output_size(),
-            self.templates.output_size(),
-            self.prompts.output_size(),
-            self.completable.output_size(),
-        ]
-        .into_iter()
-        .fold(0, u64::saturating_add)
-    }
 }
 
 impl Plugin {
@@ -158,18 +200,13 @@ impl Plugin {
                 .await
                 .context("loading a plugin panicked")??
         };
-        let guest = GuestExports {
-            tools: tools::GuestIndices::new(&pre).ok(),
-            resources: resources::GuestIndices::new(&pre).ok(),
-            prompts: prompts::GuestIndices::new(&pre).ok(),
-            completion: completion::GuestIndices::new(&pre).ok(),
-        };
         let exports = Exports {
-            tools: guest.tools.is_some(),
-            resources: guest.resources.is_some(),
-            prompts: guest.prompts.is_some(),
-            completion: guest.completion.is_some(),
+            tools: tools::GuestIndices::new(&pre).is_ok(),
+            resources: resources::GuestIndices::new(&pre).is_ok(),
+            prompts: prompts::GuestIndices::new(&pre).is_ok(),
+            completion: completion::GuestIndices::new(&pre).is_ok(),
         };
+        let funcs = Funcs::of(pre.component(), exports);
         anyhow::ensure!(
             exports != Exports::default(),
             "plugin `{name}`: {} exports none of the interfaces palisade:plugin/tools, resources, \
@@ -209,13 +246,9 @@ impl Plugin {
             instance_slots: runtime.instance_slots.clone(),
             metering: runtime.metering,
             pre,
-            guest,
+            funcs,
         };
-        let listing = plugin.list_everything().await.and_then(|listing| {
-            plugin.check_output(&listing)?;
-            Ok(listing)
-        });
-        let listing = listing.map_err(|e| {
+        let listing = plugin.list_everything().await.map_err(|e| {
             anyhow::anyhow!(
                 "plugin `{}`: listing what it offers failed: {e}",
                 plugin.name
@@ -262,7 +295,10 @@ impl Plugin {
         if self.config.roots != RootsAccess::None {
             return true;
         }
-        let Some(path) = url::Url::parse(uri).ok().and_then(|u| u.to_file_path().ok()) else {
+        let Some(path) = url::Url::parse(uri)
+            .ok()
+            .and_then(|u| u.to_file_path().ok())
+        else {
             return false;
         };
         self.config.dirs.iter().any(|d| {
@@ -273,25 +309,43 @@ impl Plugin {
 
     /// Every list the plugin's exports offer, from one instance.
     async fn list_everything(&self) -> Result<Listing, CallError> {
-        let guest = self.guest.clone();
+        let funcs = self.funcs.clone();
         self.run(CallContext::default(), async move |store, instance| {
             let mut listing = Listing::default();
-            if let Some(indices) = &guest.tools {
-                let tools = indices.load(&mut *store, instance)?;
-                listing.tools = tools.call_list_tools(&mut *store).await?;
+            if funcs.list_tools.is_some() {
+                listing.tools =
+                    call_export::<(), Many<ToolView>>(store, instance, &funcs.list_tools, ())
+                        .await?;
             }
-            if let Some(indices) = &guest.resources {
-                let resources = indices.load(&mut *store, instance)?;
-                listing.resources = resources.call_list_resources(&mut *store).await?;
-                listing.templates = resources.call_list_resource_templates(&mut *store).await?;
+            if funcs.list_resources.is_some() {
+                listing.resources = call_export::<(), Many<ResourceView>>(
+                    store,
+                    instance,
+                    &funcs.list_resources,
+                    (),
+                )
+                .await?;
+                listing.templates = call_export::<(), Many<ResourceTemplateView>>(
+                    store,
+                    instance,
+                    &funcs.list_resource_templates,
+                    (),
+                )
+                .await?;
             }
-            if let Some(indices) = &guest.prompts {
-                let prompts = indices.load(&mut *store, instance)?;
-                listing.prompts = prompts.call_list_prompts(&mut *store).await?;
+            if funcs.list_prompts.is_some() {
+                listing.prompts =
+                    call_export::<(), Many<PromptView>>(store, instance, &funcs.list_prompts, ())
+                        .await?;
             }
-            if let Some(indices) = &guest.completion {
-                let completion = indices.load(&mut *store, instance)?;
-                listing.completable = completion.call_completable(&mut *store).await?;
+            if funcs.completable.is_some() {
+                listing.completable = call_export::<(), Many<CompletionRefView>>(
+                    store,
+                    instance,
+                    &funcs.completable,
+                    (),
+                )
+                .await?;
             }
             Ok(listing)
         })
@@ -306,15 +360,18 @@ impl Plugin {
         arguments: String,
         call: CallContext,
     ) -> Result<tools::CallResult, CallError> {
-        let indices = exported(&self.guest.tools, "tools")?;
-        let result = self
-            .run(call, async move |store, instance| {
-                let guest = indices.load(&mut *store, instance)?;
-                guest.call_call_tool(store, &name, &arguments).await
-            })
-            .await?;
-        self.check_output(&result)?;
-        result.map_err(CallError::Plugin)
+        let func = self.funcs.call_tool.clone();
+        self.run(call, async move |store, instance| {
+            call_export::<_, Result<CallResultView, PluginErrorView>>(
+                store,
+                instance,
+                &func,
+                (name, arguments),
+            )
+            .await
+        })
+        .await?
+        .map_err(CallError::Plugin)
     }
 
     /// Lists the resources with fixed URIs, as they are now.
@@ -322,29 +379,11 @@ impl Plugin {
         &self,
         call: CallContext,
     ) -> Result<Vec<resources::Resource>, CallError> {
-        let indices = exported(&self.guest.resources, "resources")?;
+        let func = self.funcs.list_resources.clone();
         self.run(call, async move |store, instance| {
-            let guest = indices.load(&mut *store, instance)?;
-            guest.call_list_resources(store).await
+            call_export::<(), Many<ResourceView>>(store, instance, &func, ()).await
         })
         .await
-        .and_then(|listing| {
-            self.check_output(&listing)?;
-            Ok(listing)
-        })
-    }
-
-    /// Refuses an answer larger than the plugin's output limit.
-    fn check_output(&self, output: &impl OutputSize) -> Result<(), CallError> {
-        let bytes = output.output_size();
-        let limit_bytes = self.config.limits.output_bytes;
-        if bytes > limit_bytes {
-            return Err(CallError::Limit(
-                self.name.clone(),
-                LimitExceeded::Output { bytes, limit_bytes },
-            ));
-        }
-        Ok(())
     }
 
     /// Reads the resource at `uri`.
@@ -353,15 +392,18 @@ impl Plugin {
         uri: String,
         call: CallContext,
     ) -> Result<Vec<types::ResourceContents>, CallError> {
-        let indices = exported(&self.guest.resources, "resources")?;
-        let result = self
-            .run(call, async move |store, instance| {
-                let guest = indices.load(&mut *store, instance)?;
-                guest.call_read_resource(store, &uri).await
-            })
-            .await?;
-        self.check_output(&result)?;
-        result.map_err(CallError::Plugin)
+        let func = self.funcs.read_resource.clone();
+        self.run(call, async move |store, instance| {
+            call_export::<_, Result<Many<ResourceContentsView>, PluginErrorView>>(
+                store,
+                instance,
+                &func,
+                (uri,),
+            )
+            .await
+        })
+        .await?
+        .map_err(CallError::Plugin)
     }
 
     /// Fills in the prompt `name` (the plugin's own name).
@@ -371,15 +413,18 @@ impl Plugin {
         arguments: Vec<(String, String)>,
         call: CallContext,
     ) -> Result<prompts::PromptResult, CallError> {
-        let indices = exported(&self.guest.prompts, "prompts")?;
-        let result = self
-            .run(call, async move |store, instance| {
-                let guest = indices.load(&mut *store, instance)?;
-                guest.call_get_prompt(store, &name, &arguments).await
-            })
-            .await?;
-        self.check_output(&result)?;
-        result.map_err(CallError::Plugin)
+        let func = self.funcs.get_prompt.clone();
+        self.run(call, async move |store, instance| {
+            call_export::<_, Result<PromptResultView, PluginErrorView>>(
+                store,
+                instance,
+                &func,
+                (name, arguments),
+            )
+            .await
+        })
+        .await?
+        .map_err(CallError::Plugin)
     }
 
     /// Suggests values for an argument of a prompt or resource template.
@@ -390,17 +435,18 @@ impl Plugin {
         context: Vec<(String, String)>,
         call: CallContext,
     ) -> Result<completion::CompletionResult, CallError> {
-        let indices = exported(&self.guest.completion, "completion")?;
-        let result = self
-            .run(call, async move |store, instance| {
-                let guest = indices.load(&mut *store, instance)?;
-                guest
-                    .call_complete(store, &target, &argument.0, &argument.1, &context)
-                    .await
-            })
-            .await?;
-        self.check_output(&result)?;
-        result.map_err(CallError::Plugin)
+        let func = self.funcs.complete.clone();
+        self.run(call, async move |store, instance| {
+            call_export::<_, Result<CompletionResultView, PluginErrorView>>(
+                store,
+                instance,
+                &func,
+                (target, argument.0, argument.1, context),
+            )
+            .await
+        })
+        .await?
+        .map_err(CallError::Plugin)
     }
 
     /// Runs `f` against a fresh instance under every limit of the plugin.
@@ -477,10 +523,14 @@ impl Plugin {
         });
 
         let started = Instant::now();
-        let run = async {
-            let instance = self.pre.instantiate_async(&mut store).await?;
-            f(&mut store, &instance).await
-        };
+        // What the plugin answers is lifted under its output limit (see `lift`).
+        let run = Budgeted::new(
+            async {
+                let instance = self.pre.instantiate_async(&mut store).await?;
+                f(&mut store, &instance).await
+            },
+            LiftBudget::new(limits.output_bytes),
+        );
         // The epoch check only fires while wasm runs; the timeout bounds time spent in host calls
         // too. It is armed only for a call that does not finish in its first poll: most finish
         // there, and a new timer that is the runtime's earliest makes tokio wake the thread
@@ -551,15 +601,6 @@ fn prepare(
     let pre = link(engine, &component)
         .with_context(|| format!("plugin `{name}`: cannot link its imports"))?;
     Ok((wasm_sha256, pre))
-}
-
-/// The indices of an export the caller expects the plugin to have.
-fn exported<T: Clone>(indices: &Option<T>, interface: &str) -> Result<T, CallError> {
-    indices.clone().ok_or_else(|| {
-        CallError::Host(anyhow::anyhow!(
-            "the plugin does not export palisade:plugin/{interface}"
-        ))
-    })
 }
 
 /// Interface packages the linker provides. WASI's are matched by semver (a plugin built against

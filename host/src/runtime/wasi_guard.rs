@@ -56,9 +56,7 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> Result<()> {
                     );
                     return Ok((Err(ErrorCode::NotPermitted),));
                 }
-                let opened = fs
-                    .open_at(dir, path_flags, path, open_flags, flags)
-                    .await;
+                let opened = fs.open_at(dir, path_flags, path, open_flags, flags).await;
                 match opened {
                     Ok(descriptor) => Ok((Ok(descriptor),)),
                     Err(e) => Ok((Err(fs.convert_error_code(e)?),)),

@@ -9,8 +9,8 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 
-use crate::mcp::jsonrpc::{self, INVALID_REQUEST, RpcError};
 use super::queue::{self, QueueSender};
+use crate::mcp::jsonrpc::{self, INVALID_REQUEST, RpcError};
 use crate::mcp::{Outbox, Outgoing, Server, Session};
 
 /// Longest message accepted; a longer line is answered with an error and skipped.

@@ -119,6 +119,10 @@ mod tests {
         assert!(admit(&open, other).is_some(), "another peer still gets in");
         drop(held);
         assert!(admit(&open, peer).is_some());
-        assert_eq!(open.lock().unwrap().total, 0, "every admission was given back");
+        assert_eq!(
+            open.lock().unwrap().total,
+            0,
+            "every admission was given back"
+        );
     }
 }

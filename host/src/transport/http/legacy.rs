@@ -42,7 +42,11 @@ pub(super) async fn open(
     };
     let (sender, receiver) = queue::channel::<Outgoing>(queue::MAX_QUEUED_BYTES);
     let overflowed = sender.overflowed();
-    let session = Session::new(state.server.clone(), Arc::new(LegacyOutbox(sender)), identity);
+    let session = Session::new(
+        state.server.clone(),
+        Arc::new(LegacyOutbox(sender)),
+        identity,
+    );
     lock(&state.legacy).insert(id.clone(), Arc::new(LegacySession { session }));
     tracing::info!(session = id, "HTTP+SSE session started");
     let endpoint = Event::default()

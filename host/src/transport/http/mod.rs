@@ -427,7 +427,10 @@ fn room_for_session(state: &AppState, client: &str) -> Result<(), Response> {
         ));
     }
     if own >= MAX_SESSIONS_PER_CLIENT {
-        tracing::warn!(client, "session refused: the client has {own} sessions open");
+        tracing::warn!(
+            client,
+            "session refused: the client has {own} sessions open"
+        );
         return Err(http_error(
             StatusCode::TOO_MANY_REQUESTS,
             INVALID_REQUEST,

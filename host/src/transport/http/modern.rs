@@ -17,7 +17,6 @@ use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
 
 use super::{http_error, json_response, sse_response};
-use crate::transport::queue;
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError};
 use crate::mcp::modern::{
@@ -26,6 +25,7 @@ use crate::mcp::modern::{
 };
 use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Outbox, Outgoing, Server, Session};
+use crate::transport::queue;
 
 /// Whether a POST is a stateless request: its version header names no initialize-based revision,
 /// or its body says it is one.

@@ -233,7 +233,10 @@ impl Inner {
         s.history.push_back(event.clone());
         self.history_bytes += bytes;
         // A listener that does not keep up is let go: the client resumes from the history.
-        let delivered = s.listener.as_ref().is_some_and(|l| l.try_send(event).is_ok());
+        let delivered = s
+            .listener
+            .as_ref()
+            .is_some_and(|l| l.try_send(event).is_ok());
         if delivered {
             s.delivered = s.next_seq;
         } else {
@@ -344,7 +347,11 @@ mod tests {
             streams.push(Some(&json!("open")), big.clone());
         }
         let inner = streams.lock();
-        assert!(inner.history_bytes <= HISTORY_BYTES, "{}", inner.history_bytes);
+        assert!(
+            inner.history_bytes <= HISTORY_BYTES,
+            "{}",
+            inner.history_bytes
+        );
         let counted: usize = inner
             .streams
             .values()
