@@ -49,6 +49,7 @@ fn the_benchmark_suite_reports_every_measurement() {
         "start-up",
         "resident memory",
         "fuel metering",
+        "under attack",
         "targets",
     ] {
         assert!(stdout.contains(heading), "no `{heading}` in:\n{stdout}");
@@ -126,6 +127,16 @@ fn the_benchmark_suite_reports_every_measurement() {
     assert_eq!(starts, [1, 3]);
     for field in ["idle_stdio", "idle_http", "peak_http_16_clients"] {
         positive(&report["rss_bytes"][field], field);
+    }
+    positive(
+        &report["under_attack"]["quiet"]["p50_us"],
+        "quiet p50 before the attacks",
+    );
+    let attacks = report["under_attack"]["attacks"].as_array().unwrap();
+    assert_eq!(attacks.len(), 6, "every attack measured: {attacks:?}");
+    for attack in attacks {
+        positive(&attack["stats"]["p50_us"], "p50 under attack");
+        positive(&attack["attack_calls"], "attack calls made");
     }
     assert!(!report["targets"].as_array().unwrap().is_empty());
 }

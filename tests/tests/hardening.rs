@@ -180,6 +180,10 @@ fn resources_described_badly_are_left_out_and_the_rest_served() {
             .iter()
             .any(|t| t.starts_with("hostile://huge") || t == "{+anything}")
     );
+    // The 30 kB template is named in the log, not copied into it.
+    let log = s.stderr();
+    let longest = log.lines().map(str::len).max().unwrap_or(0);
+    assert!(longest < 4096, "a log line of {longest} bytes");
     // A URI of a megabyte routes nowhere, at once.
     let huge = format!("hostile://item/{}", "x".repeat(1 << 20));
     let response = s.request("resources/read", json!({ "uri": huge }));

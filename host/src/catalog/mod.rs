@@ -70,7 +70,7 @@ impl Catalog {
                 Ok(entry) => {
                     tools.insert(public_name, entry);
                 }
-                Err(why) => tracing::warn!(tool = public_name, "tool left out: {why}"),
+                Err(why) => tracing::warn!(tool = shown(&public_name), "tool left out: {why}"),
             }
         }
         let mut prompts: BTreeMap<String, CatalogPrompt> = BTreeMap::new();
@@ -229,7 +229,7 @@ fn plugin_tools(
             Err(why) => {
                 tracing::warn!(
                     plugin = &*plugin.name,
-                    tool = public_name,
+                    tool = shown(&public_name),
                     "tool left out: {why}"
                 );
                 continue;
@@ -246,7 +246,7 @@ fn plugin_tools(
         if entries.iter().any(|e| e.public_name == public_name) {
             tracing::warn!(
                 plugin = &*plugin.name,
-                tool = public_name,
+                tool = shown(&public_name),
                 "tool left out: listed twice"
             );
             continue;
@@ -277,7 +277,7 @@ fn plugin_prompts(
         if let Err(why) = described {
             tracing::warn!(
                 plugin = &*plugin.name,
-                prompt = public_name,
+                prompt = shown(&public_name),
                 "prompt left out: {why}"
             );
             continue;
@@ -292,7 +292,7 @@ fn plugin_prompts(
         if entries.iter().any(|e| e.public_name == public_name) {
             tracing::warn!(
                 plugin = &*plugin.name,
-                prompt = public_name,
+                prompt = shown(&public_name),
                 "prompt left out: listed twice"
             );
             continue;
@@ -354,6 +354,18 @@ fn apply_overrides(tool: &mut wit_tools::Tool, overrides: &AnnotationOverrides) 
     }
 }
 
+/// A plugin-given text as logs and errors show it: escaped, and cut to 120 characters, so a
+/// plugin cannot flood the log (or an error) with a name of megabytes.
+pub fn shown(text: &str) -> String {
+    const MAX: usize = 120;
+    let escaped: String = text.escape_debug().take(MAX).collect();
+    if text.chars().count() > MAX || escaped.chars().count() >= MAX {
+        format!("{escaped}... ({} bytes)", text.len())
+    } else {
+        escaped
+    }
+}
+
 /// `prefix_name`, or `name` alone for an empty prefix.
 pub fn public_name(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
@@ -366,6 +378,17 @@ pub fn public_name(prefix: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plugin_texts_are_shown_short_and_escaped() {
+        assert_eq!(shown("notes://a"), "notes://a");
+        assert_eq!(shown("a\u{7}b"), "a\\u{7}b");
+        let long = shown(&"x".repeat(1 << 20));
+        assert!(
+            long.len() < 200 && long.ends_with("(1048576 bytes)"),
+            "{long}"
+        );
+    }
 
     #[test]
     fn public_names_join_prefix_and_name() {

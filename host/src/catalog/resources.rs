@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
+use super::shown;
 use super::uri_template::{MAX_URI_BYTES, UriTemplate};
 use crate::runtime::Plugin;
 use crate::runtime::bindings::resources;
@@ -73,13 +74,13 @@ impl std::fmt::Display for Namespace {
 fn split_scheme(uri: &str) -> Result<String, String> {
     let (scheme, _) = uri
         .split_once(':')
-        .ok_or_else(|| format!("`{uri}` has no scheme"))?;
+        .ok_or_else(|| format!("`{}` has no scheme", shown(uri)))?;
     let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
         && scheme
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
     if !valid {
-        return Err(format!("`{uri}` has no valid scheme"));
+        return Err(format!("`{}` has no valid scheme", shown(uri)));
     }
     Ok(scheme.to_ascii_lowercase())
 }
@@ -94,7 +95,8 @@ fn check_uri_text(uri: &str) -> Result<(), String> {
     }
     if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!(
-            "the URI {uri:?} holds whitespace or control characters"
+            "the URI \"{}\" holds whitespace or control characters",
+            shown(uri)
         ));
     }
     Ok(())
@@ -106,7 +108,10 @@ pub(super) fn check_name(name: &str) -> Result<(), String> {
         return Err("its name is empty".into());
     }
     if name.chars().any(char::is_control) {
-        return Err(format!("its name {name:?} holds control characters"));
+        return Err(format!(
+            "its name \"{}\" holds control characters",
+            shown(name)
+        ));
     }
     Ok(())
 }
@@ -141,7 +146,7 @@ impl ResourceRoutes {
                 }
                 Err(why) => tracing::warn!(
                     plugin = &*plugin.name,
-                    template = template.uri_template,
+                    template = shown(&template.uri_template),
                     "resource template left out: {why}"
                 ),
             }
@@ -155,7 +160,7 @@ impl ResourceRoutes {
                 }
                 Err(why) => tracing::warn!(
                     plugin = &*plugin.name,
-                    uri = resource.uri,
+                    uri = shown(&resource.uri),
                     "resource left out: {why}"
                 ),
             }
@@ -319,7 +324,7 @@ impl ResourceRoutes {
                 }
                 Err(why) => tracing::warn!(
                     plugin = &*plugin.name,
-                    uri = resource.uri,
+                    uri = shown(&resource.uri),
                     "resource left out: {why}"
                 ),
             }

@@ -86,7 +86,8 @@ pub(super) fn catalog_tool(
 ) -> Result<CatalogTool, String> {
     if !is_valid_public_name(public_name) {
         return Err(format!(
-            "its public name `{public_name}` is not 1 to {MAX_PUBLIC_NAME} of A-Z a-z 0-9 _ -"
+            "its public name `{}` is not 1 to {MAX_PUBLIC_NAME} of A-Z a-z 0-9 _ -",
+            super::shown(public_name)
         ));
     }
     // Sizes first: parsing is work too.

@@ -292,3 +292,31 @@ mod tests {
         assert!(worst.matches(&format!("x://{}", "/".repeat(MAX_URI_BYTES - 4))));
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Parsing any text, and matching any URI against what parsed, ends without a panic; a
+        /// template matches its literal text when it has no expressions, and always overlaps
+        /// itself.
+        #[test]
+        fn templates_parse_and_match_without_surprises(
+            template in "[a-z:/{}+#.;?&,=*0-9 %-]{0,40}",
+            uri in "[a-z:/+#.;?&,=0-9%-]{0,60}",
+        ) {
+            if let Ok(parsed) = UriTemplate::parse(&template) {
+                let matched = parsed.matches(&uri);
+                if parsed.variables().is_empty() {
+                    prop_assert_eq!(matched, uri == template);
+                    prop_assert!(parsed.matches(&template));
+                }
+                prop_assert!(parsed.overlaps(&parsed));
+            }
+        }
+    }
+}

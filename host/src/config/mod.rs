@@ -712,15 +712,22 @@ fn resolve_limits(l: LimitsSection) -> Result<Limits, (&'static str, String)> {
             "is above 4096 MiB, the most a 32-bit wasm memory can use\nhow to fix: use at most 4096".into(),
         ));
     }
-    if limits.concurrent_calls > 10_000 {
+    if limits.concurrent_calls > MAX_CONCURRENT_CALLS {
         return Err((
             "concurrent_calls",
-            "is above 10000\nhow to fix: use a smaller number; each running call holds an instance"
-                .into(),
+            format!(
+                "is above {MAX_CONCURRENT_CALLS}, half the server's instance pool: one plugin \
+                 could take every instance from the others\nhow to fix: use at most \
+                 {MAX_CONCURRENT_CALLS}"
+            ),
         ));
     }
     Ok(limits)
 }
+
+/// Most calls one plugin may run at once: half the instance pool (`runtime::INSTANCE_SLOTS`), so
+/// no plugin can hold every instance slot while others wait.
+pub const MAX_CONCURRENT_CALLS: u64 = 64;
 
 /// Environment variables with values from the configuration or the server's own environment;
 /// the error names the variable.

@@ -188,3 +188,75 @@ mod tests {
         assert_eq!(code(&e), INVALID_PARAMS);
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Any JSON value, with the keys a JSON-RPC message has more likely than chance.
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "[a-z/_.0-9]{0,12}".prop_map(Value::String),
+            Just(Value::String("2.0".into())),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            let key = prop_oneof![
+                Just("jsonrpc".to_string()),
+                Just("id".to_string()),
+                Just("method".to_string()),
+                Just("params".to_string()),
+                Just("result".to_string()),
+                Just("error".to_string()),
+                "[a-z]{1,6}",
+            ];
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(key, inner, 0..7)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Whatever arrives, parsing answers: a message, or one JSON-RPC error response that
+        /// echoes a readable id and carries a standard code.
+        #[test]
+        fn any_value_parses_or_gets_one_error_response(value in json()) {
+            let readable_id = value
+                .get("id")
+                .filter(|id| id.is_string() || id.as_i64().is_some() || id.as_u64().is_some())
+                .cloned();
+            let versioned = value.get("jsonrpc") == Some(&Value::String("2.0".into()));
+            let method = value.get("method").and_then(Value::as_str).map(String::from);
+            let answers = value.get("result").is_some() || value.get("error").is_some();
+            match parse_message(value) {
+                Ok(Incoming::Request { method: parsed, .. }) => {
+                    prop_assert!(versioned && readable_id.is_some());
+                    prop_assert_eq!(Some(parsed), method);
+                }
+                Ok(Incoming::Notification { method: parsed, .. }) => {
+                    prop_assert!(versioned);
+                    prop_assert_eq!(Some(parsed), method);
+                }
+                Ok(Incoming::Response { id, .. }) => {
+                    prop_assert!(versioned && answers && method.is_none());
+                    prop_assert_eq!(Some(id), readable_id);
+                }
+                Err(response) => {
+                    prop_assert_eq!(&response["jsonrpc"], "2.0");
+                    let code = response["error"]["code"].as_i64().unwrap_or_default();
+                    prop_assert!(code == INVALID_REQUEST || code == INVALID_PARAMS, "{}", response);
+                    prop_assert!(response["error"]["message"].is_string());
+                    prop_assert_eq!(&response["id"], &readable_id.unwrap_or(Value::Null));
+                }
+            }
+        }
+    }
+}

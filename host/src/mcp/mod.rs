@@ -1,6 +1,7 @@
 //! The Model Context Protocol: JSON-RPC framing, revisions, sessions and the wire shapes of results.
 
 mod client_requests;
+mod coalesce;
 mod input_round;
 pub mod jsonrpc;
 mod lists;
@@ -64,6 +65,8 @@ pub struct Server {
     pub audit: Option<AuditLog>,
     /// How `requestState` is signed (2026-07-28 multi round-trip requests).
     pub request_state: StateSettings,
+    /// Changes plugins report, coalesced and rate-limited per plugin.
+    coalescer: coalesce::Coalescer,
 }
 
 impl Server {
@@ -76,6 +79,7 @@ impl Server {
         request_state: StateSettings,
     ) -> Arc<Server> {
         Arc::new(Server {
+            coalescer: coalesce::Coalescer::default(),
             access,
             audit,
             request_state,
@@ -112,6 +116,26 @@ impl Server {
         }
         for kind in changed {
             self.announce(Change::ListChanged(kind));
+        }
+    }
+
+    /// Tells every session about `change`, which `plugin` reported: at most once per interval
+    /// for the same change, and within the plugin's rate (see [`coalesce`]).
+    pub fn announce_from(self: &Arc<Self>, plugin: &Arc<str>, change: Change) {
+        match self.coalescer.decide(plugin, &change) {
+            coalesce::Decision::Now => self.announce(change),
+            coalesce::Decision::Later(after) => {
+                let server = Arc::downgrade(self);
+                let plugin = plugin.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(after).await;
+                    if let Some(server) = server.upgrade() {
+                        server.coalescer.sent_later(&plugin, &change);
+                        server.announce(change);
+                    }
+                });
+            }
+            coalesce::Decision::Drop => {}
         }
     }
 

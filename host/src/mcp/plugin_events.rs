@@ -59,18 +59,20 @@ pub(super) async fn forward(
                 // A plugin speaks only for the resources it serves.
                 let owner = session.server.catalog().resources.route(&uri);
                 if owner.is_some_and(|o| o.name == plugin.name) {
-                    session.server.announce(Change::ResourceUpdated(uri));
+                    session
+                        .server
+                        .announce_from(&plugin.name, Change::ResourceUpdated(uri));
                 } else {
                     tracing::warn!(
                         plugin = &*plugin.name,
-                        uri,
+                        uri = crate::catalog::shown(&uri),
                         "update of a resource it does not serve ignored"
                     );
                 }
             }
             PluginEvent::ListChanged(ListKind::Resources) => session
                 .server
-                .announce(Change::ListChanged(ListKind::Resources)),
+                .announce_from(&plugin.name, Change::ListChanged(ListKind::Resources)),
             // Tool and prompt lists are read when a plugin loads: list it again.
             PluginEvent::ListChanged(kind) => {
                 session.server.request_relist(plugin.name.clone(), kind)

@@ -10,7 +10,7 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 /// How often the epoch advances. A running plugin yields to the scheduler and has its deadline
 /// checked once per tick, so this bounds both how late a deadline fires and how long a spinning
 /// plugin can hold a worker thread.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+pub const EPOCH_TICK: Duration = Duration::from_millis(2);
 
 /// Wasm stack a call may use before it traps with a stack overflow.
 const MAX_WASM_STACK: usize = 1 << 20;
@@ -18,6 +18,11 @@ const MAX_WASM_STACK: usize = 1 << 20;
 /// Instances that can be alive at once, across all plugins: the size of the instance pool. A call
 /// waits for a free slot (see [`super::Runtime::instance_slots`]) rather than fail.
 pub const INSTANCE_SLOTS: u32 = 128;
+
+/// Linear memories and tables one component instance may have (toolchains link a component's
+/// modules to one shared memory; componentize-py's CPython has about a dozen tables).
+const MEMORIES_PER_COMPONENT: u32 = 2;
+const TABLES_PER_COMPONENT: u32 = 32;
 
 /// Linear memory (per slot) reset with `memset` rather than `madvise` when an instance ends: the
 /// pages a call touched stay mapped, so the next instance in the slot takes no page faults on
@@ -52,8 +57,13 @@ pub fn engine_with(metering: Metering) -> Result<Engine> {
         // componentize-py has about a dozen, each with its own table.
         .total_core_instances(INSTANCE_SLOTS * 32)
         .max_core_instances_per_component(64)
-        .total_memories(INSTANCE_SLOTS * 2)
-        .total_tables(INSTANCE_SLOTS * 32)
+        // Each component's share of memories and tables is capped so that the pool holds every
+        // slot's worth: a component declaring a hundred memories fails to load instead of
+        // emptying the pool for every other plugin.
+        .total_memories(INSTANCE_SLOTS * MEMORIES_PER_COMPONENT)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT)
+        .total_tables(INSTANCE_SLOTS * TABLES_PER_COMPONENT)
+        .max_tables_per_component(TABLES_PER_COMPONENT)
         .max_tables_per_module(4)
         .table_elements(100_000)
         .total_stacks(INSTANCE_SLOTS)

@@ -117,7 +117,7 @@ pub struct Plugin {
 }
 
 /// Where each function of the contract is in the component, for the interfaces it exports.
-#[derive(Clone, Default)]
+#[derive(Clone, Copy, Default)]
 struct Funcs {
     list_tools: Option<ComponentExportIndex>,
     call_tool: Option<ComponentExportIndex>,
@@ -309,7 +309,7 @@ impl Plugin {
 
     /// Every list the plugin's exports offer, from one instance.
     async fn list_everything(&self) -> Result<Listing, CallError> {
-        let funcs = self.funcs.clone();
+        let funcs = self.funcs;
         self.run(CallContext::default(), async move |store, instance| {
             let mut listing = Listing::default();
             if funcs.list_tools.is_some() {
@@ -360,7 +360,7 @@ impl Plugin {
         arguments: String,
         call: CallContext,
     ) -> Result<tools::CallResult, CallError> {
-        let func = self.funcs.call_tool.clone();
+        let func = self.funcs.call_tool;
         self.run(call, async move |store, instance| {
             call_export::<_, Result<CallResultView, PluginErrorView>>(
                 store,
@@ -379,7 +379,7 @@ impl Plugin {
         &self,
         call: CallContext,
     ) -> Result<Vec<resources::Resource>, CallError> {
-        let func = self.funcs.list_resources.clone();
+        let func = self.funcs.list_resources;
         self.run(call, async move |store, instance| {
             call_export::<(), Many<ResourceView>>(store, instance, &func, ()).await
         })
@@ -392,7 +392,7 @@ impl Plugin {
         uri: String,
         call: CallContext,
     ) -> Result<Vec<types::ResourceContents>, CallError> {
-        let func = self.funcs.read_resource.clone();
+        let func = self.funcs.read_resource;
         self.run(call, async move |store, instance| {
             call_export::<_, Result<Many<ResourceContentsView>, PluginErrorView>>(
                 store,
@@ -413,7 +413,7 @@ impl Plugin {
         arguments: Vec<(String, String)>,
         call: CallContext,
     ) -> Result<prompts::PromptResult, CallError> {
-        let func = self.funcs.get_prompt.clone();
+        let func = self.funcs.get_prompt;
         self.run(call, async move |store, instance| {
             call_export::<_, Result<PromptResultView, PluginErrorView>>(
                 store,
@@ -435,7 +435,7 @@ impl Plugin {
         context: Vec<(String, String)>,
         call: CallContext,
     ) -> Result<completion::CompletionResult, CallError> {
-        let func = self.funcs.complete.clone();
+        let func = self.funcs.complete;
         self.run(call, async move |store, instance| {
             call_export::<_, Result<CompletionResultView, PluginErrorView>>(
                 store,

@@ -139,6 +139,8 @@ impl HttpClient {
 
     async fn notify(&mut self, message: Value) -> Result<()> {
         let request = self.request(Method::POST, message.to_string().into())?;
+        // A connection finishing the previous exchange takes new requests once ready.
+        self.sender.ready().await?;
         let response = self.sender.send_request(request).await?;
         if response.status() != StatusCode::ACCEPTED {
             bail!("a notification got HTTP {}", response.status());
@@ -182,6 +184,8 @@ impl HttpClient {
                 headers.insert("mcp-name", name.parse()?);
             }
         }
+        // A connection finishing the previous exchange takes new requests once ready.
+        self.sender.ready().await?;
         let response = self.sender.send_request(request).await?;
         let status = response.status();
         let session = response
@@ -213,6 +217,16 @@ impl HttpClient {
             serde_json::from_slice(&body)?
         };
         Ok((answer, session))
+    }
+
+    /// One request whose answer does not matter (an attack in `attack`): its response.
+    pub async fn post_any(
+        &mut self,
+        method: &str,
+        name: Option<&str>,
+        params: Value,
+    ) -> Result<Value> {
+        Ok(self.post(method, name, params).await?.0)
     }
 
     /// One `tools/call`, checked; its latency.

@@ -3,11 +3,13 @@
 //! - `palisade-bench` (no subcommand): the whole suite, every sandboxed measurement next to its
 //!   native baseline from the same run (a tool compiled into the host, `--native-baseline`):
 //!   `tools/call` over stdio and Streamable HTTP, sequential and concurrent; large payloads;
-//!   fuel metering on and off; start-up with 1 to 50 plugins; resident memory. Prints tables and
-//!   the targets, and writes everything as JSON.
+//!   fuel metering on and off; start-up with 1 to 50 plugins; resident memory; a trivial call
+//!   while other clients attack another plugin. Prints tables and the targets, and writes
+//!   everything as JSON.
 //! - `palisade-bench languages`: the same `greet` tool written in Rust, Python and JavaScript:
 //!   start-up with an empty and a warm compile cache, and the per-call cost of each.
 
+mod attack;
 mod fuel;
 mod http;
 mod languages;

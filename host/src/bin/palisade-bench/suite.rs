@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::http::{self, HttpClient, HttpServer, Mode};
 use crate::measure::{RssPeak, Scratch, Stats, cpu_ns, median, ms, rss_bytes};
 use crate::stdio::{Call, Expect, StdioServer};
-use crate::{bench_config, fuel, palisade_path, startup};
+use crate::{attack, bench_config, fuel, palisade_path, startup};
 
 #[derive(clap::Args)]
 pub struct SuiteArgs {
@@ -137,7 +137,12 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
     let palisade = palisade_path(args.palisade.clone())?;
     let hello = args.plugin_dir.join("hello.wasm");
     let bench = args.plugin_dir.join("bench.wasm");
-    for wasm in [&hello, &bench] {
+    for wasm in [
+        &hello,
+        &bench,
+        &args.plugin_dir.join("hostile.wasm"),
+        &args.plugin_dir.join("misbehave.wasm"),
+    ] {
         if !wasm.is_file() {
             bail!(
                 "{} is missing: build the plugins first (plugins/build.sh, or ./dev bench)",
@@ -276,6 +281,14 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
     }
     drop(http);
 
+    eprintln!("under attack ...");
+    let attack = attack::measure(
+        &palisade,
+        &args.plugin_dir,
+        &scratch.0,
+        args.calls.min(2000),
+    )?;
+
     let report = Report {
         loops,
         payloads,
@@ -286,6 +299,7 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
         idle_rss,
         http_idle_rss,
         load_rss,
+        attack,
     };
     report.print();
     let json = report.json();
@@ -347,6 +361,7 @@ struct Report {
     idle_rss: Option<u64>,
     http_idle_rss: Option<u64>,
     load_rss: u64,
+    attack: attack::UnderAttack,
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -404,6 +419,11 @@ impl Report {
                 met: rss < 60 << 20,
             });
         }
+        targets.push(Target {
+            what: "p50 of a trivial call under the worst attack <= 2x quiet".into(),
+            measured: format!("{:.2}x", self.attack.worst_ratio()),
+            met: self.attack.worst_ratio() <= 2.0,
+        });
         targets.push(Target {
             what: "fuel metering overhead < 15%".into(),
             measured: format!("{:.1}%", self.fuel.overhead() * 100.0),
@@ -518,6 +538,7 @@ impl Report {
             ms(f.unmetered),
             f.overhead() * 100.0
         );
+        self.attack.print();
         println!("\ntargets");
         for t in self.targets() {
             let verdict = if t.met { "met" } else { "NOT MET" };
@@ -548,6 +569,7 @@ impl Report {
                 "idle_http": self.http_idle_rss,
                 "peak_http_16_clients": self.load_rss,
             },
+            "under_attack": self.attack.json(),
             "targets": self.targets().iter().map(|t| json!({
                 "target": t.what, "measured": t.measured, "met": t.met,
             })).collect::<Vec<_>>(),

@@ -89,8 +89,19 @@ pub fn check_protocol_version(headers: &HeaderMap) -> Result<(), Refused> {
 
 fn strip_port(host: &str) -> &str {
     if let Some(rest) = host.strip_prefix('[') {
-        // [::1]:8080
-        return rest.split(']').next().unwrap_or(rest);
+        // [::1] or [::1]:8080 (RFC 3986: the port is any digits, none included); anything else
+        // after the bracket is neither port nor name.
+        return match rest.split_once(']') {
+            Some((name, "")) => name,
+            Some((name, port))
+                if port
+                    .strip_prefix(':')
+                    .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())) =>
+            {
+                name
+            }
+            _ => host,
+        };
     }
     match host.rsplit_once(':') {
         Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
@@ -172,5 +183,62 @@ mod tests {
             check_protocol_version(&headers(&[("mcp-protocol-version", "2099-01-01")])).is_err()
         );
         assert!(check_protocol_version(&HeaderMap::new()).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use axum::http::HeaderValue;
+    use axum::http::header::{HOST, ORIGIN};
+    use proptest::prelude::*;
+
+    const NAMES: [(&str, bool); 8] = [
+        ("localhost", true),
+        ("127.0.0.1", true),
+        ("[::1]", true),
+        ("mcp.example.com", true),
+        ("evil.example", false),
+        ("127.0.0.1.evil.example", false),
+        ("localhost.evil.example", false),
+        ("mcp.example.com.evil.example", false),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// A known name with any suffix passes exactly when the name is loopback or listed and
+        /// the suffix is a port; any bytes at all in `Host`, `Origin` or
+        /// `MCP-Protocol-Version` get an answer, never a panic.
+        #[test]
+        fn host_headers_pass_only_for_this_server(
+            which in 0..NAMES.len(),
+            suffix in prop_oneof![Just(String::new()), ":[0-9]{1,5}", ":[a-z0-9:]{0,6}", "[a-z.]{1,6}"],
+            raw in prop::collection::vec(any::<u8>(), 0..40),
+            origin in prop::collection::vec(any::<u8>(), 0..40),
+            version in prop::collection::vec(any::<u8>(), 0..20),
+        ) {
+            let allow = AllowList { hosts: vec!["mcp.example.com".into()], origins: Vec::new() };
+            let (name, allowed) = NAMES[which];
+            let host = format!("{name}{suffix}");
+            let port_only = suffix.is_empty()
+                || suffix
+                    .strip_prefix(':')
+                    .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
+            let mut headers = HeaderMap::new();
+            headers.insert(HOST, HeaderValue::from_str(&host).unwrap());
+            prop_assert_eq!(allow.check_host(&headers).is_ok(), allowed && port_only, "{}", host);
+
+            let mut headers = HeaderMap::new();
+            for (name, bytes) in [("host", &raw), ("origin", &origin), ("mcp-protocol-version", &version)] {
+                if let Ok(value) = HeaderValue::from_bytes(bytes) {
+                    headers.insert(name, value);
+                }
+            }
+            let _ = allow.check_host(&headers);
+            let _ = allow.check_origin(&headers);
+            let _ = check_protocol_version(&headers);
+            let _ = (HOST, ORIGIN);
+        }
     }
 }
