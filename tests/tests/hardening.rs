@@ -400,7 +400,7 @@ fn the_compile_cache_cannot_be_written_by_others_or_reached_by_a_plugin() {
     let entry = std::fs::read_dir(&own)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "palisade-cwasm"))
+        .find(|p| p.extension().is_some_and(|e| e == "cwasm"))
         .expect("an entry");
     let mut bytes = std::fs::read(&entry).unwrap();
     let middle = bytes.len() / 2;

@@ -3,23 +3,22 @@
 //! Loading an entry maps native code from it into the server, so whoever can write the cache can
 //! run code as the server. The cache is therefore held to the rules ssh holds its keys to: the
 //! directory and every entry belong to the user running the server and nobody else can write
-//! them, nor any directory above; no plugin grant may reach it; and every entry carries the
-//! SHA-256 of its artifact, checked before use, so a changed entry is compiled again, never run.
+//! them, nor any directory above; no plugin grant may reach it; and every entry has the BLAKE3
+//! digest of its compiled code recorded beside it, checked before use, so a changed entry is
+//! compiled again, never run. (BLAKE3 rather than SHA-256: every start hashes every entry, tens of
+//! MiB with many plugins, and BLAKE3 does that several times faster.)
 
 use std::hash::{Hash, Hasher};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
-use sha2::{Digest as _, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// The first bytes of every entry: the format, then the artifact's SHA-256, then the artifact.
-const MAGIC: &[u8; 16] = b"palisade-cwasm1\n";
-const HEADER_LEN: usize = MAGIC.len() + 32;
-/// File name extension of entries.
-const EXTENSION: &str = "palisade-cwasm";
+/// File name extensions: the compiled code, and its digest (hex) beside it.
+const EXTENSION: &str = "cwasm";
+const DIGEST_EXTENSION: &str = "cwasm.blake3";
 
 /// Compiled components on disk, keyed by the component's SHA-256 and the engine's compatibility
 /// hash, so a changed file or a changed engine (version, settings, CPU features) recompiles.
@@ -79,7 +78,7 @@ impl CompileCache {
     /// Whether the component with SHA-256 `sha256` was compiled for `engine` before (and the
     /// entry is intact).
     pub fn contains(&self, engine: &Engine, sha256: &[u8; 32]) -> bool {
-        matches!(read_entry(&self.path(engine, sha256)), Ok(Some(_)))
+        matches!(verify_entry(&self.path(engine, sha256)), Ok(true))
     }
 
     fn path(&self, engine: &Engine, sha256: &[u8; 32]) -> PathBuf {
@@ -98,12 +97,13 @@ impl CompileCache {
         plugin: &str,
     ) -> Result<Component> {
         let path = self.path(engine, sha256);
-        match read_entry(&path) {
-            Ok(Some(artifact)) => {
-                // SAFETY: the artifact is byte for byte what `Component::serialize` wrote (its
-                // SHA-256 was checked above), under a key that includes the engine's
-                // compatibility hash, in a directory only this user can write.
-                match unsafe { Component::deserialize(engine, &artifact) } {
+        match verify_entry(&path) {
+            Ok(true) => {
+                // SAFETY: the file is byte for byte what `Component::serialize` wrote (its digest
+                // was checked just now), under a key that includes the engine's compatibility
+                // hash, in a directory only this user can write (checked at open). Mapping it
+                // rather than reading it keeps its pages shared with the page cache.
+                match unsafe { Component::deserialize_file(engine, &path) } {
                     Ok(component) => {
                         tracing::info!(plugin, path = %path.display(), "loaded compiled component from cache");
                         return Ok(component);
@@ -113,7 +113,7 @@ impl CompileCache {
                     }
                 }
             }
-            Ok(None) => {}
+            Ok(false) => {}
             Err(why) => {
                 tracing::warn!(plugin, path = %path.display(), "cache entry refused, compiling again: {why:#}")
             }
@@ -126,48 +126,59 @@ impl CompileCache {
         Ok(component)
     }
 
+    /// Writes the entry, then its digest (each written then renamed, so a concurrent start never
+    /// reads half a file; one that reads a new entry with an old digest compiles again).
     fn store(&self, path: &Path, component: &Component) -> Result<()> {
         let artifact = component.serialize().map_err(anyhow::Error::from)?;
-        let digest = Sha256::digest(&artifact);
-        // Write then rename, so a concurrent start never reads half a file.
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options
-            .open(&tmp)
-            .with_context(|| format!("creating {}", tmp.display()))?;
-        file.write_all(MAGIC)
-            .and_then(|()| file.write_all(&digest))
-            .and_then(|()| file.write_all(&artifact))
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        drop(file);
-        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
-        Ok(())
+        let digest = blake3::hash(&artifact).to_hex();
+        write_private(path, &artifact)?;
+        write_private(&digest_path(path), digest.as_bytes())
     }
 }
 
-/// The artifact of the entry at `path`: `None` when there is none, an error when the entry is
-/// not one this cache wrote, or was changed since.
-fn read_entry(path: &Path) -> Result<Option<Vec<u8>>> {
-    let mut bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+/// Writes `bytes` to `path` (mode 0600) through a temporary file and a rename.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(&tmp)
+        .with_context(|| format!("creating {}", tmp.display()))?;
+    file.write_all(bytes)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    drop(file);
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
+}
+
+fn digest_path(entry: &Path) -> PathBuf {
+    entry.with_extension(DIGEST_EXTENSION)
+}
+
+/// Whether the entry at `path` exists with the digest recorded beside it: `Ok(false)` when there
+/// is no entry, an error when it is not what was written.
+fn verify_entry(path: &Path) -> Result<bool> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e).context("cannot read it"),
     };
+    let recorded = match std::fs::read_to_string(digest_path(path)) {
+        Ok(recorded) => recorded,
+        // An entry without its digest (one from before digests, or cut short): compile again.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!("no digest is recorded beside it")
+        }
+        Err(e) => return Err(e).context("cannot read its digest"),
+    };
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_reader(&mut file).context("cannot read it")?;
     anyhow::ensure!(
-        bytes.len() >= HEADER_LEN && bytes.starts_with(MAGIC),
-        "not a palisade cache entry"
+        hasher.finalize().to_hex().as_str() == recorded.trim(),
+        "its digest is not the one recorded when it was written: it was changed"
     );
-    let recorded = &bytes[MAGIC.len()..HEADER_LEN];
-    let actual = Sha256::digest(&bytes[HEADER_LEN..]);
-    anyhow::ensure!(
-        recorded == actual.as_slice(),
-        "its SHA-256 is not the one recorded when it was written: it was changed"
-    );
-    bytes.drain(..HEADER_LEN);
-    Ok(Some(bytes))
+    Ok(true)
 }
 
 /// The component's SHA-256 and the engine's compatibility hash.
@@ -290,7 +301,7 @@ mod tests {
         assert!(err.contains("other users can write it"), "{err}");
 
         chmod(&dir, 0o700);
-        let entry = dir.join("x.palisade-cwasm");
+        let entry = dir.join("x.cwasm");
         std::fs::write(&entry, b"x").unwrap();
         chmod(&entry, 0o666);
         let err = format!("{:#}", CompileCache::open(&dir).unwrap_err());
@@ -308,17 +319,19 @@ mod tests {
     fn a_changed_entry_is_refused() {
         let dir = tempdir("entry");
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("e");
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&Sha256::digest(b"artifact"));
-        bytes.extend_from_slice(b"artifact");
-        std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(read_entry(&path).unwrap().unwrap(), b"artifact");
-        *bytes.last_mut().unwrap() ^= 1;
-        std::fs::write(&path, &bytes).unwrap();
-        assert!(read_entry(&path).is_err());
+        let path = dir.join("e.cwasm");
+        assert!(!verify_entry(&path).unwrap(), "no entry");
+        write_private(&path, b"artifact").unwrap();
+        assert!(verify_entry(&path).is_err(), "no digest beside it");
+        write_private(
+            &digest_path(&path),
+            blake3::hash(b"artifact").to_hex().as_bytes(),
+        )
+        .unwrap();
+        assert!(verify_entry(&path).unwrap());
+        std::fs::write(&path, b"artifacT").unwrap();
+        assert!(verify_entry(&path).is_err());
         std::fs::write(&path, b"\x7fELF whatever").unwrap();
-        assert!(read_entry(&path).is_err());
-        assert!(read_entry(&dir.join("missing")).unwrap().is_none());
+        assert!(verify_entry(&path).is_err());
     }
 }

@@ -31,7 +31,7 @@ use wasmtime::component::__internal::wasmtime_environ::component::{
 use wasmtime::component::__internal::{InstanceType, LiftContext};
 use wasmtime::component::{ComponentType, Lift};
 
-use super::bindings::{completion, prompts, resources, tools, types};
+use super::bindings::{completion, host, prompts, resources, tools, types};
 use super::limits::LimitExceeded;
 use super::output::ITEM_BYTES;
 
@@ -420,6 +420,64 @@ record_view!(CompletionResultView => completion::CompletionResult {
     total: Option<u32> = "total",
     has_more: bool = "has-more",
 });
+
+impl<A: IntoOwned, B: IntoOwned> IntoOwned for (A, B) {
+    type Owned = (A::Owned, B::Owned);
+    fn into_owned(self) -> Self::Owned {
+        (self.0.into_owned(), self.1.into_owned())
+    }
+}
+
+// What a plugin passes to the `host` imports that carry lists (`sample`, `ask`): lifted under
+// the same budget as its answer, so that a request of many views of one buffer stops there too.
+record_view!(SamplingMessageView => host::SamplingMessage {
+    role: types::Role = "role",
+    content: Many<ContentBlockView> = "content",
+});
+record_view!(SamplingRequestView => host::SamplingRequest {
+    messages: Many<SamplingMessageView> = "messages",
+    system_prompt: Option<Text> = "system-prompt",
+    max_tokens: u32 = "max-tokens",
+    temperature: Option<f64> = "temperature",
+    stop_sequences: Many<Text> = "stop-sequences",
+    model_preferences: Option<Text> = "model-preferences",
+    extra: Option<Text> = "extra",
+});
+record_view!(FormElicitationView => host::FormElicitation {
+    message: Text = "message",
+    requested_schema: Text = "requested-schema",
+});
+record_view!(UrlElicitationView => host::UrlElicitation {
+    message: Text = "message",
+    url: Text = "url",
+    elicitation_id: Text = "elicitation-id",
+});
+variant_view!(ElicitationRequestView => host::ElicitationRequest {
+    Form(FormElicitationView) = "form",
+    Url(UrlElicitationView) = "url",
+});
+
+#[derive(ComponentType, Lift)]
+#[component(variant)]
+pub enum InputRequestView {
+    #[component(name = "elicit")]
+    Elicit(ElicitationRequestView),
+    #[component(name = "sample")]
+    Sample(SamplingRequestView),
+    #[component(name = "list-roots")]
+    ListRoots,
+}
+
+impl IntoOwned for InputRequestView {
+    type Owned = host::InputRequest;
+    fn into_owned(self) -> host::InputRequest {
+        match self {
+            InputRequestView::Elicit(e) => host::InputRequest::Elicit(e.into_owned()),
+            InputRequestView::Sample(s) => host::InputRequest::Sample(s.into_owned()),
+            InputRequestView::ListRoots => host::InputRequest::ListRoots,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -625,6 +625,7 @@ fn link(engine: &Engine, component: &Component) -> Result<InstancePre<StoreState
     super::wasi_guard::add_to_linker(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::palisade::plugin::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    super::host_api::add_bounded_imports(&mut linker)?;
     stub_unprovided_imports(&mut linker, engine, component)?;
     Ok(linker.instantiate_pre(component)?)
 }
