@@ -360,18 +360,8 @@ impl Plugin {
         arguments: String,
         call: CallContext,
     ) -> Result<tools::CallResult, CallError> {
-        let func = self.funcs.call_tool;
-        self.run(call, async move |store, instance| {
-            call_export::<_, Result<CallResultView, PluginErrorView>>(
-                store,
-                instance,
-                &func,
-                (name, arguments),
-            )
+        self.call_fallible::<_, CallResultView>(call, self.funcs.call_tool, (name, arguments))
             .await
-        })
-        .await?
-        .map_err(CallError::Plugin)
     }
 
     /// Lists the resources with fixed URIs, as they are now.
@@ -392,18 +382,8 @@ impl Plugin {
         uri: String,
         call: CallContext,
     ) -> Result<Vec<types::ResourceContents>, CallError> {
-        let func = self.funcs.read_resource;
-        self.run(call, async move |store, instance| {
-            call_export::<_, Result<Many<ResourceContentsView>, PluginErrorView>>(
-                store,
-                instance,
-                &func,
-                (uri,),
-            )
+        self.call_fallible::<_, Many<ResourceContentsView>>(call, self.funcs.read_resource, (uri,))
             .await
-        })
-        .await?
-        .map_err(CallError::Plugin)
     }
 
     /// Fills in the prompt `name` (the plugin's own name).
@@ -413,18 +393,8 @@ impl Plugin {
         arguments: Vec<(String, String)>,
         call: CallContext,
     ) -> Result<prompts::PromptResult, CallError> {
-        let func = self.funcs.get_prompt;
-        self.run(call, async move |store, instance| {
-            call_export::<_, Result<PromptResultView, PluginErrorView>>(
-                store,
-                instance,
-                &func,
-                (name, arguments),
-            )
+        self.call_fallible::<_, PromptResultView>(call, self.funcs.get_prompt, (name, arguments))
             .await
-        })
-        .await?
-        .map_err(CallError::Plugin)
     }
 
     /// Suggests values for an argument of a prompt or resource template.
@@ -435,15 +405,25 @@ impl Plugin {
         context: Vec<(String, String)>,
         call: CallContext,
     ) -> Result<completion::CompletionResult, CallError> {
-        let func = self.funcs.complete;
-        self.run(call, async move |store, instance| {
-            call_export::<_, Result<CompletionResultView, PluginErrorView>>(
-                store,
-                instance,
-                &func,
-                (target, argument.0, argument.1, context),
-            )
+        let params = (target, argument.0, argument.1, context);
+        self.call_fallible::<_, CompletionResultView>(call, self.funcs.complete, params)
             .await
+    }
+
+    /// Calls an export that answers `result<V, plugin-error>` in a fresh instance; the plugin's
+    /// own error becomes [`CallError::Plugin`].
+    async fn call_fallible<P, V>(
+        &self,
+        call: CallContext,
+        func: Option<ComponentExportIndex>,
+        params: P,
+    ) -> Result<V::Owned, CallError>
+    where
+        P: ComponentNamedList + Lower + Send + Sync + 'static,
+        V: ComponentType + Lift + IntoOwned + Send + Sync + 'static,
+    {
+        self.run(call, async move |store, instance| {
+            call_export::<P, Result<V, PluginErrorView>>(store, instance, &func, params).await
         })
         .await?
         .map_err(CallError::Plugin)

@@ -20,40 +20,45 @@ const ATTACKERS: usize = 2;
 
 /// One attack: what it is, and the call an attacker repeats.
 struct Attack {
-    label: &'static str,
+    label: String,
     tool: &'static str,
     arguments: Value,
 }
 
-fn attacks() -> Vec<Attack> {
+fn attacks(dir_entries: usize) -> Vec<Attack> {
     vec![
         Attack {
-            label: "argument check: ^(a+)+$ on 50 kB",
+            label: "argument check: ^(a+)+$ on 50 kB".into(),
             tool: "hostile_regex",
             arguments: json!({ "s": format!("{}!", "a".repeat(50_000)) }),
         },
         Attack {
-            label: "host call: open a FIFO",
+            label: "host call: open a FIFO".into(),
             tool: "hostile_open",
             arguments: json!({"path": "/data/pipe"}),
         },
         Attack {
-            label: "host call: 4 GiB of random bytes",
+            label: format!("host call: list {dir_entries} directory entries"),
+            tool: "hostile_count_dir",
+            arguments: json!({"path": "/data/big"}),
+        },
+        Attack {
+            label: "host call: 4 GiB of random bytes".into(),
             tool: "hostile_random",
             arguments: json!({"bytes": 1u64 << 32}),
         },
         Attack {
-            label: "answers past the output limit",
+            label: "answers past the output limit".into(),
             tool: "misbehave_output",
             arguments: json!({"bytes": 5_000_000}),
         },
         Attack {
-            label: "list_changed storm",
+            label: "list_changed storm".into(),
             tool: "hostile_announce",
             arguments: json!({}),
         },
         Attack {
-            label: "CPU: spin to the time limit",
+            label: "CPU: spin to the time limit".into(),
             tool: "misbehave_spin",
             arguments: json!({}),
         },
@@ -63,7 +68,7 @@ fn attacks() -> Vec<Attack> {
 /// The quiet latency, and each attack's.
 pub struct UnderAttack {
     pub quiet: Stats,
-    pub rows: Vec<(&'static str, Stats, u64)>,
+    pub rows: Vec<(String, Stats, u64)>,
 }
 
 impl UnderAttack {
@@ -112,15 +117,20 @@ impl UnderAttack {
 }
 
 /// Serves hello, hostile and misbehave over HTTP; measures `calls` greets quiet, then under each
-/// attack.
+/// attack (one lists a directory of `dir_entries` empty files).
 pub fn measure(
     palisade: &Path,
     plugin_dir: &Path,
     scratch: &Path,
     calls: usize,
+    dir_entries: usize,
 ) -> Result<UnderAttack> {
     let data = scratch.join("attack-data");
-    std::fs::create_dir_all(&data)?;
+    let big = data.join("big");
+    std::fs::create_dir_all(&big)?;
+    for n in 0..dir_entries {
+        std::fs::File::create(big.join(format!("f{n:06}")))?;
+    }
     let pipe = data.join("pipe");
     if !pipe.exists() {
         let status = std::process::Command::new("mkfifo")
@@ -158,7 +168,7 @@ pub fn measure(
         }
         let quiet = timed(&mut victim, &greet, calls).await?;
         let mut rows = Vec::new();
-        for attack in attacks() {
+        for attack in attacks(dir_entries) {
             eprintln!("  {} ...", attack.label);
             let stop = Arc::new(AtomicBool::new(false));
             let made = Arc::new(AtomicU64::new(0));

@@ -282,11 +282,13 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
     drop(http);
 
     eprintln!("under attack ...");
+    let dir_entries = if args.quick { 10_000 } else { 100_000 };
     let attack = attack::measure(
         &palisade,
         &args.plugin_dir,
         &scratch.0,
         args.calls.min(2000),
+        dir_entries,
     )?;
 
     let report = Report {
