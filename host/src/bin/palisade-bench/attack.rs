@@ -77,12 +77,12 @@ impl UnderAttack {
             "\nunder attack: hello_greet over HTTP (stateless) while {ATTACKERS} clients attack another plugin"
         );
         println!(
-            "{:<36} {:>9} {:>9} {:>9} {:>9}",
+            "{:<44} {:>9} {:>9} {:>9} {:>9}",
             "attack", "p50 µs", "p99 µs", "p50/quiet", "attacks"
         );
         let row = |label: &str, stats: &Stats, attacks: Option<u64>| {
             println!(
-                "{label:<36} {:>9.1} {:>9.1} {:>8.2}x {:>9}",
+                "{label:<44} {:>9.1} {:>9.1} {:>8.2}x {:>9}",
                 stats.p50_us,
                 stats.p99_us,
                 stats.p50_us / self.quiet.p50_us,
