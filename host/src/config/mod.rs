@@ -507,22 +507,13 @@ impl Config {
                 })?,
             allowed_hosts: http_section.allowed_hosts.clone(),
             allowed_origins: http_section.allowed_origins.clone(),
-            session_idle_timeout: http_section
-                .session_idle_timeout_s
-                .map(std::time::Duration::from_secs)
-                .unwrap_or(defaults.session_idle_timeout),
+            session_idle_timeout: secs_or(http_section.session_idle_timeout_s, defaults.session_idle_timeout),
             max_body_bytes: http_section
                 .max_body_mib
                 .map(|m| (m as usize).saturating_mul(1 << 20))
                 .unwrap_or(defaults.max_body_bytes),
-            header_timeout: http_section
-                .header_timeout_s
-                .map(std::time::Duration::from_secs)
-                .unwrap_or(defaults.header_timeout),
-            body_timeout: http_section
-                .body_timeout_s
-                .map(std::time::Duration::from_secs)
-                .unwrap_or(defaults.body_timeout),
+            header_timeout: secs_or(http_section.header_timeout_s, defaults.header_timeout),
+            body_timeout: secs_or(http_section.body_timeout_s, defaults.body_timeout),
         };
         if http.session_idle_timeout.is_zero()
             || http.max_body_bytes == 0
@@ -723,6 +714,11 @@ fn resolve_limits(l: LimitsSection) -> Result<Limits, (&'static str, String)> {
         ));
     }
     Ok(limits)
+}
+
+/// A setting given in seconds, or its default.
+fn secs_or(seconds: Option<u64>, default: std::time::Duration) -> std::time::Duration {
+    seconds.map_or(default, std::time::Duration::from_secs)
 }
 
 /// Most calls one plugin may run at once: half the instance pool (`runtime::INSTANCE_SLOTS`), so

@@ -109,6 +109,8 @@ pub struct Plugin {
     pub prompts: Vec<prompts::Prompt>,
     pub completable: Vec<completion::CompletionRef>,
     grants: Arc<Grants>,
+    /// The granted directories, resolved once: the `file://` URIs this plugin may serve.
+    file_dirs: Vec<std::path::PathBuf>,
     gate: Arc<Gate>,
     instance_slots: Arc<tokio::sync::Semaphore>,
     metering: super::Metering,
@@ -231,6 +233,11 @@ impl Plugin {
             hidden: Arc::new([runtime.cache.dir().to_path_buf()]),
         });
         let gate = runtime.gates.for_plugin(&name, &config.limits);
+        let file_dirs = config
+            .dirs
+            .iter()
+            .map(|d| std::fs::canonicalize(&d.host).unwrap_or_else(|_| d.host.clone()))
+            .collect();
         let mut plugin = Plugin {
             name,
             config,
@@ -242,6 +249,7 @@ impl Plugin {
             prompts: Vec::new(),
             completable: Vec::new(),
             grants,
+            file_dirs,
             gate,
             instance_slots: runtime.instance_slots.clone(),
             metering: runtime.metering,
@@ -301,10 +309,7 @@ impl Plugin {
         else {
             return false;
         };
-        self.config.dirs.iter().any(|d| {
-            let host = std::fs::canonicalize(&d.host).unwrap_or_else(|_| d.host.clone());
-            path.starts_with(host)
-        })
+        self.file_dirs.iter().any(|dir| path.starts_with(dir))
     }
 
     /// Every list the plugin's exports offer, from one instance.

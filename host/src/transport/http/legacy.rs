@@ -40,7 +40,7 @@ pub(super) async fn open(
         Ok(id) => id,
         Err(response) => return response,
     };
-    let (sender, receiver) = queue::channel::<Outgoing>(queue::MAX_QUEUED_BYTES);
+    let (sender, receiver) = queue::channel::<String>(queue::MAX_QUEUED_BYTES);
     let overflowed = sender.overflowed();
     let session = Session::new(
         state.server.clone(),
@@ -58,10 +58,8 @@ pub(super) async fn open(
     };
     let messages =
         futures_util::stream::unfold((receiver, closer), |(mut rx, closer)| async move {
-            let outgoing = rx.recv().await?;
-            let event = Event::default()
-                .event("message")
-                .data(outgoing.message.to_string());
+            let message = rx.recv().await?;
+            let event = Event::default().event("message").data(message);
             Some((event, (rx, closer)))
         });
     // A client that stops reading past the queue's cap is dropped: the stream ends.
@@ -126,12 +124,13 @@ impl Drop for Closer {
     }
 }
 
-/// A legacy session's messages, in a queue bounded in bytes.
-struct LegacyOutbox(queue::QueueSender<Outgoing>);
+/// A legacy session's messages as JSON text, in a queue bounded in bytes.
+struct LegacyOutbox(queue::QueueSender<String>);
 
 impl Outbox for LegacyOutbox {
     fn send(&self, outgoing: Outgoing) {
-        let len = queue::json_len(&outgoing.message);
-        self.0.send(outgoing, len);
+        let text = outgoing.message.to_string();
+        let len = text.len();
+        self.0.send(text, len);
     }
 }

@@ -175,9 +175,15 @@ async fn post_mcp(
     }
     let streams = http_session.streams.clone();
     let stream = streams.open(&requests);
-    let attached = streams
-        .attach(stream, None)
-        .expect("a stream just opened exists");
+    // The stream was opened just above, and only finished streams are ever forgotten; should
+    // that change, the client gets an error rather than a panicking handler.
+    let Some(attached) = streams.attach(stream, None) else {
+        return http_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            INTERNAL_ERROR,
+            "the request's stream could not be opened",
+        );
+    };
     let replies: Vec<_> = messages
         .into_iter()
         .filter_map(|m| http_session.session.accept(m))
@@ -638,12 +644,12 @@ fn sse_response(events: impl futures_util::Stream<Item = Event> + Send + 'static
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    json_text_response(status, body.to_string())
+}
+
+/// A response of JSON already serialized.
+fn json_text_response(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// An HTTP error with a JSON-RPC error body (`id: null`), as MCP clients expect.

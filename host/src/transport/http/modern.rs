@@ -16,7 +16,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
 
-use super::{http_error, json_response, sse_response};
+use super::{http_error, json_response, json_text_response, sse_response};
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError};
 use crate::mcp::modern::{
@@ -103,29 +103,32 @@ async fn respond(server: &Arc<Server>, identity: Identity, message: Value) -> Re
     };
     tokio::spawn(async move {
         if let Some(response) = reply.await {
-            let len = queue::json_len(&response);
-            frames.send(Frame::Last(response), len);
+            // Serialized once: its length is what the queue counts, its text what is sent.
+            let status = status_of(&response);
+            let body = response.to_string();
+            let len = body.len();
+            frames.send(Frame::Last { status, body }, len);
         }
     });
     // Dropped with the response (or the handler, when the client leaves first): the request is
     // cancelled unless its response went out.
     let guard = CancelOnDrop(Some(session));
     match received.recv().await {
-        Some(Frame::Last(response)) => {
+        Some(Frame::Last { status, body }) => {
             guard.disarm();
-            json_response(status_of(&response), &response)
+            json_text_response(status, body)
         }
         Some(Frame::Note(first)) => sse(first, received, guard, overflowed),
         None => StatusCode::ACCEPTED.into_response(),
     }
 }
 
-/// What the request's session sends on its stream.
+/// What the request's session sends on its stream, as JSON text.
 enum Frame {
     /// A notification about the request (progress, logs, subscription events).
-    Note(Value),
-    /// The response, which ends the stream.
-    Last(Value),
+    Note(String),
+    /// The response, which ends the stream, and the HTTP status it gets when sent alone.
+    Last { status: StatusCode, body: String },
 }
 
 /// A request's messages, in a queue bounded in bytes: a client that stops reading a long
@@ -135,8 +138,9 @@ struct RequestStream(queue::QueueSender<Frame>);
 impl Outbox for RequestStream {
     fn send(&self, outgoing: Outgoing) {
         // A closed stream means the client left; the request is being cancelled.
-        let len = queue::json_len(&outgoing.message);
-        self.0.send(Frame::Note(outgoing.message), len);
+        let text = outgoing.message.to_string();
+        let len = text.len();
+        self.0.send(Frame::Note(text), len);
     }
 }
 
@@ -161,7 +165,7 @@ impl Drop for CancelOnDrop {
 /// The request's stream: `first`, then what the request sends until its response. A client
 /// that stops reading past the queue's cap is dropped (`overflowed`), which cancels the request.
 fn sse(
-    first: Value,
+    first: String,
     received: queue::QueueReceiver<Frame>,
     guard: CancelOnDrop,
     overflowed: tokio_util::sync::WaitForCancellationFutureOwned,
@@ -172,11 +176,11 @@ fn sse(
             let mut received = received?;
             match received.recv().await? {
                 Frame::Note(note) => Some((note, (Some(received), guard))),
-                Frame::Last(response) => {
+                Frame::Last { body, .. } => {
                     if let Some(guard) = guard {
                         guard.disarm();
                     }
-                    Some((response, (None, None)))
+                    Some((body, (None, None)))
                 }
             }
         },
@@ -184,7 +188,7 @@ fn sse(
     let events = futures_util::stream::once(async { first })
         .chain(rest)
         .take_until(overflowed)
-        .map(|message| Event::default().data(message.to_string()));
+        .map(|message| Event::default().data(message));
     sse_response(events)
 }
 
