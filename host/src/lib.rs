@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod config;
 pub mod live;
 pub mod mcp;
+pub mod memory;
 pub mod native;
 pub mod runtime;
 pub mod setup;

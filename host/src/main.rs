@@ -243,6 +243,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
             tracing::warn!("live reload is off: cannot watch files: {e:#}");
         }
     }
+    // A burst of clients leaves freed memory behind; give it back once they are gone.
+    palisade::memory::start_trimming();
     let tools = server.catalog().tools().len();
     match config.http.listen {
         Some(listen) => {
@@ -256,6 +258,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
                 max_body_bytes: config.http.max_body_bytes,
                 header_timeout: config.http.header_timeout,
                 body_timeout: config.http.body_timeout,
+                max_sessions: config.http.max_sessions,
+                max_sessions_per_client: config.http.max_sessions_per_client,
             };
             tracing::info!(tools, "serving MCP over HTTP");
             palisade::transport::http::serve(server, options).await

@@ -20,7 +20,7 @@ use crate::runtime::Plugin;
 use crate::runtime::bindings::completion::CompletionRef;
 use crate::runtime::bindings::tools as wit_tools;
 
-pub use page::{InvalidCursor, page};
+pub use page::{InvalidCursor, check_cursor, page};
 pub use prompts::CatalogPrompt;
 pub use resources::{CatalogTemplate, ResourceRoutes};
 pub use tools::{CatalogTool, definition_changes};

@@ -25,6 +25,15 @@ pub fn page<'a, T>(
     Ok((&items[start..end], next))
 }
 
+/// Whether `cursor` is one this server could have handed out, before any work to list what it
+/// pages over.
+pub fn check_cursor(cursor: Option<&str>) -> Result<(), InvalidCursor> {
+    match cursor {
+        Some(cursor) if decode_cursor(cursor).is_none() => Err(InvalidCursor),
+        _ => Ok(()),
+    }
+}
+
 fn encode_cursor(offset: usize) -> String {
     URL_SAFE_NO_PAD.encode(format!("palisade:{offset}"))
 }

@@ -161,6 +161,11 @@ pub struct HttpSection {
     pub header_timeout_s: Option<u64>,
     /// Seconds a client may take to send a request's body (default 60).
     pub body_timeout_s: Option<u64>,
+    /// Initialize-based sessions open at once, from all clients (default 1024).
+    pub max_sessions: Option<usize>,
+    /// Initialize-based sessions open at once from one client: a token, or an anonymous
+    /// client's address (default 64).
+    pub max_sessions_per_client: Option<usize>,
 }
 
 /// The HTTP settings, resolved.
@@ -174,6 +179,8 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     pub header_timeout: std::time::Duration,
     pub body_timeout: std::time::Duration,
+    pub max_sessions: usize,
+    pub max_sessions_per_client: usize,
 }
 
 impl Default for HttpConfig {
@@ -186,6 +193,10 @@ impl Default for HttpConfig {
             max_body_bytes: 16 << 20,
             header_timeout: std::time::Duration::from_secs(30),
             body_timeout: std::time::Duration::from_secs(60),
+            // About 2 KiB each while idle; a client that never ends its sessions fills its own
+            // share, not the server.
+            max_sessions: 1024,
+            max_sessions_per_client: 64,
         }
     }
 }
@@ -514,15 +525,21 @@ impl Config {
                 .unwrap_or(defaults.max_body_bytes),
             header_timeout: secs_or(http_section.header_timeout_s, defaults.header_timeout),
             body_timeout: secs_or(http_section.body_timeout_s, defaults.body_timeout),
+            max_sessions: http_section.max_sessions.unwrap_or(defaults.max_sessions),
+            max_sessions_per_client: http_section
+                .max_sessions_per_client
+                .unwrap_or(defaults.max_sessions_per_client),
         };
         if http.session_idle_timeout.is_zero()
             || http.max_body_bytes == 0
             || http.header_timeout.is_zero()
             || http.body_timeout.is_zero()
+            || http.max_sessions == 0
+            || http.max_sessions_per_client == 0
         {
             return Err(ConfigError(format!(
-                "{}: [server.http] session_idle_timeout_s, max_body_mib, header_timeout_s and \
-                 body_timeout_s must be positive",
+                "{}: [server.http] session_idle_timeout_s, max_body_mib, header_timeout_s, \
+                 body_timeout_s, max_sessions and max_sessions_per_client must be positive",
                 path.display()
             )));
         }

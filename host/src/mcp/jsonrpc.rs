@@ -65,12 +65,10 @@ pub fn parse_message(value: Value) -> Result<Incoming, Value> {
         ));
     };
     let id = object.remove("id");
-    let id_ok = matches!(&id, Some(Value::String(_)))
-        || matches!(&id, Some(Value::Number(n)) if n.is_i64() || n.is_u64());
-    let reply_id = if id_ok {
-        id.clone().unwrap_or(Value::Null)
-    } else {
-        Value::Null
+    let id_ok = id.as_ref().is_some_and(is_usable_id);
+    let reply_id = match &id {
+        Some(id) if id_ok => id.clone(),
+        _ => Value::Null,
     };
     let invalid = |message: &str| {
         Err(error_response(
@@ -85,19 +83,15 @@ pub fn parse_message(value: Value) -> Result<Incoming, Value> {
     if id.is_some() && !id_ok {
         return invalid("\"id\" must be a string or an integer (MCP forbids null)");
     }
+    // JSON-RPC allows positional parameters, MCP does not: a message whose `params` is not an
+    // object is not a valid MCP request, so it is an invalid request rather than invalid params.
     let params = match object.remove("params") {
-        // Some clients send `"params": null` for "no parameters".
-        None | Some(Value::Null) => Map::new(),
+        None => Map::new(),
         Some(Value::Object(params)) => params,
         Some(Value::Array(_)) => {
-            return Err(error_response(
-                &reply_id,
-                &RpcError::invalid_params(
-                    "MCP takes named parameters: \"params\" must be an object",
-                ),
-            ));
+            return invalid("MCP takes named parameters: \"params\" must be an object");
         }
-        Some(_) => return invalid("\"params\" must be an object"),
+        Some(_) => return invalid("\"params\" must be an object when present"),
     };
     match object.remove("method") {
         Some(Value::String(method)) => Ok(match id {
@@ -115,6 +109,24 @@ pub fn parse_message(value: Value) -> Result<Incoming, Value> {
         }),
         None => invalid("not a request, a notification or a response: \"method\" is missing"),
     }
+}
+
+/// Whether `id` can name a request: a string or an integer (MCP forbids null).
+fn is_usable_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => n.is_i64() || n.is_u64(),
+        _ => false,
+    }
+}
+
+/// The id an error about `message` echoes: its own when usable, else null.
+pub fn reply_id(message: &Value) -> Value {
+    message
+        .get("id")
+        .filter(|id| is_usable_id(id))
+        .cloned()
+        .unwrap_or(Value::Null)
 }
 
 /// The error response for a line that is not JSON.
@@ -183,9 +195,11 @@ mod tests {
         assert_eq!(code(&e), INVALID_REQUEST);
         let e = parse_message(json!(3)).unwrap_err();
         assert_eq!(code(&e), INVALID_REQUEST);
-        let e =
-            parse_message(json!({"jsonrpc":"2.0","id":1,"method":"x","params":[1]})).unwrap_err();
-        assert_eq!(code(&e), INVALID_PARAMS);
+        for params in [json!([1]), json!(null), json!("x"), json!(3)] {
+            let e = parse_message(json!({"jsonrpc":"2.0","id":1,"method":"x","params":params}))
+                .unwrap_err();
+            assert_eq!((code(&e), &e["id"]), (INVALID_REQUEST, &json!(1)));
+        }
     }
 }
 
@@ -252,7 +266,7 @@ mod fuzz {
                 Err(response) => {
                     prop_assert_eq!(&response["jsonrpc"], "2.0");
                     let code = response["error"]["code"].as_i64().unwrap_or_default();
-                    prop_assert!(code == INVALID_REQUEST || code == INVALID_PARAMS, "{}", response);
+                    prop_assert_eq!(code, INVALID_REQUEST, "{}", response);
                     prop_assert!(response["error"]["message"].is_string());
                     prop_assert_eq!(&response["id"], &readable_id.unwrap_or(Value::Null));
                 }

@@ -17,15 +17,34 @@ use super::jsonrpc::{
 use super::plugin_events::{self, LEVEL_NAMES};
 use super::stateless::ModernCall;
 use super::version::ProtocolVersion;
-use super::{Session, wire};
+use super::{Session, lists, wire};
 use crate::audit::AuditRecord;
-use crate::catalog::{Backend, Catalog, CompletionTarget};
+use crate::catalog::{Backend, Catalog, CompletionTarget, check_cursor};
 use crate::config::RootsAccess;
 use crate::runtime::bindings::host::{
     AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
 };
 use crate::runtime::bindings::types::ErrorCode;
+use crate::runtime::sandbox::Root;
 use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, LimitExceeded, Plugin};
+
+/// Every method a client may call in an initialize-based session; anything else is `-32601`,
+/// before or after `initialize`.
+pub(super) const SESSION_METHODS: [&str; 13] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+];
 
 impl Session {
     pub(super) async fn request(
@@ -255,6 +274,8 @@ impl Session {
     }
 
     async fn list_resources(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
+        // Listing calls every resource plugin: a request that cannot be answered costs none.
+        check_cursor(lists::cursor(call.params)?).map_err(lists::bad_cursor)?;
         let catalog = self.server.catalog();
         let plugins: Vec<Arc<Plugin>> = catalog
             .resource_plugins()
@@ -264,7 +285,7 @@ impl Session {
         // Listed live, every plugin at once: their lists follow the files behind them.
         let call = &call;
         let listings = join_all(plugins.iter().map(|plugin| async move {
-            let roots = self.current_roots().await;
+            let roots = self.call_roots(plugin, call).await;
             let listing = self
                 .with_plugin(plugin, call, async |ctx| plugin.list_resources(ctx).await)
                 .await;
@@ -479,15 +500,7 @@ impl Session {
         call: &Call<'_>,
         f: impl AsyncFnOnce(CallContext) -> Result<R, CallError>,
     ) -> Result<R, CallError> {
-        let roots = if plugin.config.roots == RootsAccess::None {
-            Arc::new(Vec::new())
-        } else if call.modern.is_some() {
-            // 2026-07-28 deprecates client roots and has no session to keep them in: a
-            // stateless request gets the roots the server was configured with.
-            self.server.roots.clone()
-        } else {
-            self.current_roots().await
-        };
+        let roots = self.call_roots(plugin, call).await;
         let log_level = match call.modern {
             Some(modern) => modern.meta.log_level,
             None => Some(*self.log_level.lock().unwrap_or_else(|e| e.into_inner())),
@@ -522,6 +535,21 @@ impl Session {
         // so no notification about this request follows its response.
         let (result, ()) = tokio::join!(f(ctx), forwarder);
         result
+    }
+}
+
+impl Session {
+    /// The roots a call to `plugin` sees. Only a session's own client roots are waited for.
+    async fn call_roots(&self, plugin: &Plugin, call: &Call<'_>) -> Arc<Vec<Root>> {
+        if plugin.config.roots == RootsAccess::None {
+            Arc::new(Vec::new())
+        } else if call.modern.is_some() {
+            // 2026-07-28 deprecates client roots and has no session to keep them in: a
+            // stateless request gets the roots the server was configured with.
+            self.server.roots.clone()
+        } else {
+            self.current_roots().await
+        }
     }
 }
 

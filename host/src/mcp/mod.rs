@@ -30,7 +30,7 @@ use crate::runtime::sandbox::Root;
 use version::ProtocolVersion;
 
 pub use input_round::StateSettings;
-pub use session::{Outbox, Outgoing, Reply, Session};
+pub use session::{Accepted, Outbox, Outgoing, Reply, Session, batch_responses};
 
 /// Something every session may have to tell its client.
 #[derive(Debug, Clone, PartialEq)]

@@ -26,6 +26,25 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// `_meta`, so it gets the modern error for a missing `_meta`.
 const MODERN_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/listen"];
 
+/// Every method a stateless request may name; anything else is `-32601` before `_meta` is read.
+pub const STATELESS_METHODS: [&str; 10] = [
+    "server/discover",
+    "subscriptions/listen",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// Whether the stateless revision has `method`.
+pub fn is_stateless_method(method: &str) -> bool {
+    STATELESS_METHODS.contains(&method)
+}
+
 /// How long clients may reuse a list or discovery result. Lists change only on reloads, which
 /// `subscriptions/listen` announces.
 pub const LIST_TTL_MS: u64 = 60_000;

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
+use super::methods::SESSION_METHODS;
 use super::modern::{self, RequestMeta};
 use super::plugin_events::LogGate;
 use super::stateless::list_changed_method;
@@ -50,6 +51,33 @@ pub const SERVER_BUSY: i64 = -32000;
 
 /// The work of one request: its response, or `None` when it gets none (cancelled).
 pub type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
+
+/// What taking one message gives the transport.
+pub enum Accepted {
+    /// Nothing to answer: a notification, or a response to a request of ours.
+    Nothing,
+    /// Not a JSON-RPC message at all: the error response to send (HTTP answers it with 400).
+    Invalid(Value),
+    /// A request answered at once (refused, or needing no work): its response.
+    Now(Value),
+    /// A request being served: its id, and the work that yields its response.
+    Later(Value, Reply),
+}
+
+/// What taking a batch gives: its responses known at once, and its requests being served.
+#[derive(Default)]
+pub struct BatchAccepted {
+    pub answered: Vec<Value>,
+    /// How many of `answered` are about elements that were not JSON-RPC messages.
+    pub invalid: usize,
+    pub replies: Vec<(Value, Reply)>,
+}
+
+impl Accepted {
+    fn now(id: &Value, result: Result<Value, RpcError>) -> Accepted {
+        Accepted::Now(jsonrpc::reply(id, result))
+    }
+}
 
 /// The work of one request before it is framed as a response.
 type Work = std::pin::Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send>>;
@@ -182,14 +210,26 @@ impl Session {
         match value {
             Value::Array(batch) => self.receive_batch(batch),
             value => {
-                if let Some(reply) = self.accept(value) {
-                    let session = self.clone();
-                    self.tasks.spawn(async move {
-                        if let Some(response) = reply.await {
-                            session.send(response);
-                        }
-                    });
-                }
+                let accepted = self.accept(value);
+                self.deliver(accepted);
+            }
+        }
+    }
+
+    /// Sends what taking a message gave to the outbox: an answer known at once now (before
+    /// the next message is taken, so a client waiting for each answer sees them in the order
+    /// it sent), a request's response when its work is done.
+    pub fn deliver(self: &Arc<Self>, accepted: Accepted) {
+        match accepted {
+            Accepted::Nothing => {}
+            Accepted::Invalid(response) | Accepted::Now(response) => self.send(response),
+            Accepted::Later(_, reply) => {
+                let session = self.clone();
+                self.tasks.spawn(async move {
+                    if let Some(response) = reply.await {
+                        session.send(response);
+                    }
+                });
             }
         }
     }
@@ -228,12 +268,32 @@ impl Session {
         self.version() == Some(ProtocolVersion::V2025_03_26)
     }
 
-    /// Waits for every request in flight to be answered (or cancelled); subscriptions end with
-    /// a graceful result.
-    pub async fn drain(&self) {
+    /// Ends the session as its client goes away: requests in flight have `grace` to finish and
+    /// be answered (subscriptions end at once, with a graceful result), then the rest are
+    /// cancelled. Returns when every request is done, or gave up.
+    pub async fn finish(&self, grace: Duration) {
         self.shutting_down.cancel();
         self.tasks.close();
-        self.tasks.wait().await;
+        if tokio::time::timeout(grace, self.tasks.wait())
+            .await
+            .is_err()
+        {
+            let left = self
+                .in_flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .len();
+            tracing::info!(
+                left,
+                "cancelling the requests still in flight: the client is gone"
+            );
+            self.close();
+            // A cancelled request is dropped after its own grace (`CANCEL_GRACE`).
+            let stopped = tokio::time::timeout(CANCEL_GRACE * 4, self.tasks.wait()).await;
+            if stopped.is_err() {
+                tracing::warn!("requests did not stop after cancellation; leaving them");
+            }
+        }
         self.closed.cancel();
     }
 
@@ -250,31 +310,61 @@ impl Session {
                 &RpcError::new(INVALID_REQUEST, why),
             ));
         }
-        let replies: Vec<_> = batch.into_iter().filter_map(|m| self.accept(m)).collect();
+        let BatchAccepted {
+            answered, replies, ..
+        } = self.accept_batch(batch);
+        if replies.is_empty() {
+            if !answered.is_empty() {
+                self.send(Value::Array(answered));
+            }
+            return;
+        }
         let session = self.clone();
         self.tasks.spawn(async move {
-            let mut responses = Vec::new();
-            for reply in replies {
-                if let Some(response) = reply.await {
-                    responses.push(response);
-                }
-            }
+            let responses = batch_responses(answered, replies).await;
+            // Every request was cancelled: JSON-RPC sends no empty array.
             if !responses.is_empty() {
                 session.send(Value::Array(responses));
             }
         });
     }
 
+    /// Takes every message of a batch: the responses known at once (errors for invalid
+    /// elements among them), and the requests being served.
+    pub fn accept_batch(self: &Arc<Self>, batch: Vec<Value>) -> BatchAccepted {
+        let mut accepted = BatchAccepted::default();
+        for message in batch {
+            match self.accept(message) {
+                Accepted::Nothing => {}
+                Accepted::Invalid(response) => {
+                    accepted.invalid += 1;
+                    accepted.answered.push(response);
+                }
+                Accepted::Now(response) => accepted.answered.push(response),
+                Accepted::Later(id, reply) => accepted.replies.push((id, reply)),
+            }
+        }
+        accepted
+    }
+
     /// Takes one message. Lifecycle checks and cancellation bookkeeping happen here, in arrival
     /// order; the work itself is returned as a future that yields the response, if any.
-    pub fn accept(self: &Arc<Self>, value: Value) -> Option<Reply> {
-        let (id, method, params) = match jsonrpc::parse_message(value) {
-            Ok(Incoming::Request { id, method, params }) => (id, method, params),
-            Ok(Incoming::Notification { method, params }) => {
+    pub fn accept(self: &Arc<Self>, value: Value) -> Accepted {
+        match jsonrpc::parse_message(value) {
+            Ok(incoming) => self.accept_incoming(incoming),
+            Err(error) => Accepted::Invalid(error),
+        }
+    }
+
+    /// [`Session::accept`] for a message already parsed.
+    pub fn accept_incoming(self: &Arc<Self>, incoming: Incoming) -> Accepted {
+        let (id, method, params) = match incoming {
+            Incoming::Request { id, method, params } => (id, method, params),
+            Incoming::Notification { method, params } => {
                 self.notification(&method, &params);
-                return None;
+                return Accepted::Nothing;
             }
-            Ok(Incoming::Response { id, outcome }) => {
+            Incoming::Response { id, outcome } => {
                 let waiting = self
                     .pending
                     .lock()
@@ -288,18 +378,15 @@ impl Session {
                     Some(Waiter::Roots) => self.take_roots(outcome.map_err(|e| e.to_string())),
                     None => tracing::debug!(%id, "ignoring a response to no request of ours"),
                 }
-                return None;
-            }
-            Err(error) => {
-                self.send(error);
-                return None;
+                return Accepted::Nothing;
             }
         };
-        let immediate = |result: Result<Value, RpcError>| {
-            let response = jsonrpc::reply(&id, result);
-            Some(Box::pin(std::future::ready(Some(response))) as Reply)
-        };
+        let immediate = |result: Result<Value, RpcError>| Accepted::now(&id, result);
         if self.stateless || modern::is_modern_request(&method, &params) {
+            // An unknown method is that, whatever else is wrong with the request.
+            if !modern::is_stateless_method(&method) {
+                return immediate(Err(method_not_found(&method, "the stateless revision")));
+            }
             let meta = match RequestMeta::parse(&params) {
                 Ok(meta) => meta,
                 Err(e) => return immediate(Err(e)),
@@ -316,6 +403,9 @@ impl Session {
                         .await
                 })
             });
+        }
+        if !SESSION_METHODS.contains(&method.as_str()) {
+            return immediate(Err(method_not_found(&method, "this session")));
         }
         if method == "initialize" {
             return immediate(self.initialize(&params));
@@ -345,7 +435,7 @@ impl Session {
         self: &Arc<Self>,
         id: Value,
         work: impl FnOnce(Value, CancellationToken) -> Work + Send + 'static,
-    ) -> Option<Reply> {
+    ) -> Accepted {
         let key = id.to_string();
         let cancelled = CancellationToken::new();
         {
@@ -358,43 +448,45 @@ impl Session {
                          may have; send more when some are answered"
                     ),
                 );
-                let response = jsonrpc::reply(&id, Err(error));
-                return Some(Box::pin(std::future::ready(Some(response))));
+                return Accepted::now(&id, Err(error));
             }
             if in_flight.contains_key(&key) {
                 let error = RpcError::new(
                     INVALID_REQUEST,
                     format!("request id {id} is already in use by a request in flight"),
                 );
-                let response = jsonrpc::reply(&id, Err(error));
-                return Some(Box::pin(std::future::ready(Some(response))));
+                return Accepted::now(&id, Err(error));
             }
             in_flight.insert(key.clone(), cancelled.clone());
         }
         let session = self.clone();
-        Some(Box::pin(async move {
-            let work = work(id.clone(), cancelled.clone());
-            tokio::pin!(work);
-            let outcome = tokio::select! {
-                // Cancellation first: work that ends because it was cancelled (a subscription)
-                // must not be answered either.
-                biased;
-                _ = cancelled.cancelled() => {
-                    // A cancelled request gets no response. Its plugin may see the cancellation
-                    // (`is-cancelled`) and stop cleanly within the grace period; then it is
-                    // dropped wherever it is.
-                    let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
-                    None
-                }
-                result = &mut work => Some(result),
-            };
-            session
-                .in_flight
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&key);
-            outcome.map(|result| jsonrpc::reply(&id, result))
-        }))
+        let reply_id = id.clone();
+        Accepted::Later(
+            reply_id,
+            Box::pin(async move {
+                let work = work(id.clone(), cancelled.clone());
+                tokio::pin!(work);
+                let outcome = tokio::select! {
+                    // Cancellation first: work that ends because it was cancelled (a subscription)
+                    // must not be answered either.
+                    biased;
+                    _ = cancelled.cancelled() => {
+                        // A cancelled request gets no response. Its plugin may see the cancellation
+                        // (`is-cancelled`) and stop cleanly within the grace period; then it is
+                        // dropped wherever it is.
+                        let _ = tokio::time::timeout(CANCEL_GRACE, &mut work).await;
+                        None
+                    }
+                    result = &mut work => Some(result),
+                };
+                session
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&key);
+                outcome.map(|result| jsonrpc::reply(&id, result))
+            }),
+        )
     }
 
     fn notification(self: &Arc<Self>, method: &str, params: &Map<String, Value>) {
@@ -593,6 +685,28 @@ impl Session {
         }
         self.roots.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
+}
+
+/// A batch's responses: those known at once, then those of its requests, as they finish.
+pub async fn batch_responses(mut answered: Vec<Value>, replies: Vec<(Value, Reply)>) -> Vec<Value> {
+    let replies = replies.into_iter().map(|(_, reply)| reply);
+    answered.extend(
+        futures_util::future::join_all(replies)
+            .await
+            .into_iter()
+            .flatten(),
+    );
+    answered
+}
+
+fn method_not_found(method: &str, place: &str) -> RpcError {
+    RpcError::new(
+        jsonrpc::METHOD_NOT_FOUND,
+        format!(
+            "method not found in {place}: {}",
+            crate::catalog::shown(method)
+        ),
+    )
 }
 
 /// Who waits for the answer to a request of ours.

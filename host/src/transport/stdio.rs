@@ -3,21 +3,29 @@
 
 use std::sync::Arc;
 
-use anyhow::Result;
-use futures_util::StreamExt;
-use serde_json::Value;
-use tokio::io::AsyncWriteExt;
-use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
+use std::time::Duration;
 
+use anyhow::Result;
+use serde_json::Value;
+use tokio::io::{AsyncWriteExt, BufReader};
+
+use super::lines::{Line, Lines};
 use super::queue::{self, QueueSender};
-use crate::mcp::jsonrpc::{self, INVALID_REQUEST, RpcError};
-use crate::mcp::{Outbox, Outgoing, Server, Session};
+use crate::mcp::jsonrpc::{self, PARSE_ERROR, RpcError};
+use crate::mcp::{Accepted, Outbox, Outgoing, Server, Session};
 
 /// Longest message accepted; a longer line is answered with an error and skipped.
 pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
 
-/// Serves one session on stdin/stdout until stdin closes, then answers what is in flight and
-/// returns.
+/// After stdin closes, how long requests in flight have to finish and be answered before they
+/// are cancelled: the client is gone, so nobody waits for them beyond this.
+pub const EOF_GRACE: Duration = Duration::from_secs(2);
+
+/// How long the answers already written wait to reach stdout once everything is done.
+const FLUSH_WAIT: Duration = Duration::from_secs(2);
+
+/// Serves one session on stdin/stdout until stdin closes, then answers what finishes within
+/// [`EOF_GRACE`], cancels the rest, and returns.
 pub async fn serve(server: Arc<Server>) -> Result<()> {
     let (outbox, mut outgoing) = queue::channel(queue::MAX_QUEUED_BYTES);
     let outbox = StdoutOutbox(outbox);
@@ -32,45 +40,52 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
 
     let identity = server.access.stdio_identity();
     let session = Session::new(server, Arc::new(outbox.clone()), identity);
-    let codec =
-        AnyDelimiterCodec::new_with_max_length(b"\n".to_vec(), b"\n".to_vec(), MAX_MESSAGE_BYTES);
-    let mut lines = FramedRead::new(tokio::io::stdin(), codec);
+    let mut lines = Lines::new(BufReader::new(tokio::io::stdin()), MAX_MESSAGE_BYTES);
     let mut overflowed = std::pin::pin!(outbox.0.overflowed());
     loop {
         let line = tokio::select! {
             line = lines.next() => line,
             () = &mut overflowed => {
                 // The client stopped reading stdout: nothing it sends can be answered.
+                session.close();
                 anyhow::bail!(
                     "the client has not read {} MiB the server wrote to stdout; stopping",
                     queue::MAX_QUEUED_BYTES >> 20
                 );
             }
         };
-        let Some(line) = line else { break };
         match line {
-            Ok(line) => session.receive(&line),
-            Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {
+            Ok(Some(Line::Message(line))) => session.receive(&line),
+            Ok(Some(Line::TooLong)) => {
+                tracing::warn!("skipped a message longer than {MAX_MESSAGE_BYTES} bytes");
                 let error = RpcError::new(
-                    INVALID_REQUEST,
-                    format!("message longer than {MAX_MESSAGE_BYTES} bytes"),
+                    PARSE_ERROR,
+                    format!(
+                        "message longer than {} MiB: skipped, not read",
+                        MAX_MESSAGE_BYTES >> 20
+                    ),
                 );
-                outbox.send(Outgoing {
-                    message: jsonrpc::error_response(&Value::Null, &error),
-                    related: None,
-                });
+                session.deliver(Accepted::Invalid(jsonrpc::error_response(
+                    &Value::Null,
+                    &error,
+                )));
             }
-            Err(AnyDelimiterCodecError::Io(e)) => {
+            Ok(None) => break,
+            Err(e) => {
                 tracing::warn!("stdin: {e}");
                 break;
             }
         }
     }
     tracing::info!("stdin closed; finishing requests in flight");
-    session.drain().await;
+    session.finish(EOF_GRACE).await;
     drop(session);
     drop(outbox);
-    writer.await??;
+    // A plugin task still holding the session would keep the writer waiting: bounded.
+    match tokio::time::timeout(FLUSH_WAIT, writer).await {
+        Ok(written) => written??,
+        Err(_) => tracing::warn!("stdout: gave up waiting for the last answers to be written"),
+    }
     Ok(())
 }
 

@@ -13,9 +13,12 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use serde::Deserialize;
 
-use super::{AppState, check_stream_request, http_error, lock, posted_message, room_for_session};
+use super::{
+    AppState, check_stream_request, http_error, json_response, lock, posted_message,
+    room_for_session,
+};
 use crate::mcp::jsonrpc::INVALID_REQUEST;
-use crate::mcp::{Outbox, Outgoing, Session};
+use crate::mcp::{Accepted, Outbox, Outgoing, Session};
 use crate::transport::queue;
 
 /// A legacy session: everything it sends goes to its one stream.
@@ -33,7 +36,7 @@ pub(super) async fn open(
         Ok(identity) => identity,
         Err(refused) => return refused,
     };
-    if let Err(refused) = room_for_session(&state, &identity.client) {
+    if let Err(refused) = room_for_session(&state, &identity.client, &serde_json::Value::Null) {
         return refused;
     }
     let id = match super::new_session_id() {
@@ -101,8 +104,16 @@ pub(super) async fn message(
             "unknown or closed session",
         );
     };
-    // Same path as a stdio line: batches, errors and responses all go out on the stream.
-    legacy.session.receive_value(value);
+    // Same path as a stdio line: answers go out on the stream. A message that is not JSON-RPC
+    // is refused here instead, so the client learns which POST was wrong.
+    if value.is_array() {
+        legacy.session.receive_value(value);
+    } else {
+        match legacy.session.accept(value) {
+            Accepted::Invalid(error) => return json_response(StatusCode::BAD_REQUEST, &error),
+            accepted => legacy.session.deliver(accepted),
+        }
+    }
     StatusCode::ACCEPTED.into_response()
 }
 

@@ -27,27 +27,18 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::StreamExt as _;
-use futures_util::future::join_all;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::config::Identity;
+use crate::mcp::jsonrpc::Incoming;
 use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::mcp::version::ProtocolVersion;
-use crate::mcp::{Server, Session};
+use crate::mcp::{Accepted, Server, Session, batch_responses};
 use guard::{AllowList, Refused};
-use streams::{STANDALONE, StreamEvent, StreamId, Streams};
-
-/// How long an unfinished request stream waits for its client to reconnect before its requests
-/// are cancelled.
-const RESUME_GRACE: Duration = Duration::from_secs(10);
-
-/// Initialize-based sessions (Streamable HTTP and HTTP+SSE) open at once, from every client,
-/// and from one client (a token, or an anonymous client's address).
-pub const MAX_SESSIONS: usize = 1024;
-pub const MAX_SESSIONS_PER_CLIENT: usize = 64;
+use streams::{RESUME_WINDOW, STANDALONE, ServerHistory, StreamEvent, StreamId, Streams};
 
 /// The HTTP server's settings.
 #[derive(Debug, Clone)]
@@ -62,6 +53,10 @@ pub struct HttpOptions {
     /// requests), and to send its body.
     pub header_timeout: Duration,
     pub body_timeout: Duration,
+    /// Initialize-based sessions (Streamable HTTP and HTTP+SSE) open at once, from every
+    /// client, and from one client (a token, or an anonymous client's address).
+    pub max_sessions: usize,
+    pub max_sessions_per_client: usize,
 }
 
 struct AppState {
@@ -70,6 +65,8 @@ struct AppState {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// Sessions of the 2024-11-05 HTTP+SSE transport.
     legacy: Mutex<HashMap<String, Arc<legacy::LegacySession>>>,
+    /// Bytes of replay history all sessions keep.
+    history: ServerHistory,
 }
 
 struct HttpSession {
@@ -89,6 +86,7 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         server,
         sessions: Mutex::new(HashMap::new()),
         legacy: Mutex::new(HashMap::new()),
+        history: ServerHistory::default(),
         options: options.clone(),
     });
     tokio::spawn(expire_idle_sessions(Arc::downgrade(&state)));
@@ -136,21 +134,33 @@ async fn post_mcp(
     if modern::is_modern(&headers, &value) {
         return modern::post(&state.server, &headers, identity, value).await;
     }
-    if let Err(refused) = check_legacy_version(&headers) {
+    // Errors about the POST echo its request's id, when it has a usable one.
+    let id = jsonrpc::reply_id(&value);
+    if let Err(refused) = check_legacy_version(&headers, &id) {
         return refused;
     }
     if value.get("method").and_then(Value::as_str) == Some("initialize") {
         return initialize(&state, value, identity).await;
     }
-    let http_session = match find_session(&state, &headers, &identity) {
+    let http_session = match find_session(&state, &headers, &identity, &id) {
         Ok(s) => s,
         Err(response) => return response,
     };
-    let (messages, batch) = match value {
-        Value::Array(messages)
-            if http_session.session.batches_allowed() && !messages.is_empty() =>
-        {
-            (messages, true)
+    let session = &http_session.session;
+    let (answered, replies, batch) = match value {
+        Value::Array(messages) if session.batches_allowed() && !messages.is_empty() => {
+            let accepted = session.accept_batch(messages);
+            if accepted.replies.is_empty() {
+                return match accepted.answered.len() {
+                    0 => StatusCode::ACCEPTED.into_response(),
+                    // Nothing in it was a request: the batch is refused as a whole.
+                    n if n == accepted.invalid => {
+                        json_response(StatusCode::BAD_REQUEST, &Value::Array(accepted.answered))
+                    }
+                    _ => json_response(StatusCode::OK, &Value::Array(accepted.answered)),
+                };
+            }
+            (accepted.answered, accepted.replies, true)
         }
         Value::Array(_) => {
             return http_error(
@@ -159,21 +169,18 @@ async fn post_mcp(
                 "JSON-RPC batches are only allowed with protocol 2025-03-26, and not empty",
             );
         }
-        value => (vec![value], false),
+        value => match session.accept(value) {
+            // Notifications and responses: taken in, nothing to answer.
+            Accepted::Nothing => return StatusCode::ACCEPTED.into_response(),
+            Accepted::Invalid(error) => return json_response(StatusCode::BAD_REQUEST, &error),
+            Accepted::Now(response) => return json_response(StatusCode::OK, &response),
+            Accepted::Later(id, reply) => (Vec::new(), vec![(id, reply)], false),
+        },
     };
-    let requests: Vec<Value> = messages
-        .iter()
-        .filter(|m| m.get("method").is_some())
-        .filter_map(|m| m.get("id").cloned())
-        .collect();
-    if requests.is_empty() {
-        // Notifications and responses: taken in, nothing to answer.
-        for message in messages {
-            let _ = http_session.session.accept(message);
-        }
-        return StatusCode::ACCEPTED.into_response();
-    }
+    let requests: Vec<Value> = replies.iter().map(|(id, _)| id.clone()).collect();
     let streams = http_session.streams.clone();
+    // Opened before the requests' work first runs (when the task below polls it), so all they
+    // send goes on this stream.
     let stream = streams.open(&requests);
     // The stream was opened just above, and only finished streams are ever forgotten; should
     // that change, the client gets an error rather than a panicking handler.
@@ -184,13 +191,9 @@ async fn post_mcp(
             "the request's stream could not be opened",
         );
     };
-    let replies: Vec<_> = messages
-        .into_iter()
-        .filter_map(|m| http_session.session.accept(m))
-        .collect();
     let finishing = streams.clone();
     tokio::spawn(async move {
-        let mut responses: Vec<Value> = join_all(replies).await.into_iter().flatten().collect();
+        let mut responses = batch_responses(answered, replies).await;
         let response = match (batch, responses.len()) {
             (_, 0) => None,
             (true, _) => Some(Value::Array(responses)),
@@ -215,20 +218,33 @@ async fn post_mcp(
 }
 
 async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> Response {
-    if let Err(refused) = room_for_session(state, &identity.client) {
+    let (id, method, params) = match jsonrpc::parse_message(value) {
+        Ok(Incoming::Request { id, method, params }) => (id, method, params),
+        Ok(_) => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                "initialize must be a request: it needs an id",
+            );
+        }
+        Err(error) => return json_response(StatusCode::BAD_REQUEST, &error),
+    };
+    if let Err(refused) = room_for_session(state, &identity.client, &id) {
         return refused;
     }
-    let streams = Arc::new(Streams::default());
+    let streams = Arc::new(Streams::new(state.history.clone()));
     let session = Session::new(state.server.clone(), streams.clone(), identity);
-    let Some(reply) = session.accept(value) else {
-        return http_error(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "initialize must be a request",
-        );
-    };
-    let Some(response) = reply.await else {
-        return StatusCode::ACCEPTED.into_response();
+    let response = match session.accept_incoming(Incoming::Request { id, method, params }) {
+        Accepted::Now(response) => response,
+        // `initialize` is answered at once; anything else is a bug, not the client's doing.
+        _ => {
+            session.close();
+            return http_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                INTERNAL_ERROR,
+                "initialize was not answered",
+            );
+        }
     };
     if response.get("result").is_none() {
         session.close();
@@ -267,7 +283,7 @@ async fn get_mcp(
         Ok(identity) => identity,
         Err(refused) => return refused,
     };
-    let http_session = match find_session(&state, &headers, &identity) {
+    let http_session = match find_session(&state, &headers, &identity, &Value::Null) {
         Ok(s) => s,
         Err(response) => return response,
     };
@@ -412,9 +428,9 @@ fn check_request(
     Ok(identity)
 }
 
-/// Whether `client` may open one more initialize-based session.
+/// Whether `client` may open one more initialize-based session; the refusal echoes `id`.
 #[allow(clippy::result_large_err)]
-fn room_for_session(state: &AppState, client: &str) -> Result<(), Response> {
+fn room_for_session(state: &AppState, client: &str, id: &Value) -> Result<(), Response> {
     let sessions = lock(&state.sessions);
     let legacy = lock(&state.legacy);
     let total = sessions.len() + legacy.len();
@@ -424,25 +440,37 @@ fn room_for_session(state: &AppState, client: &str) -> Result<(), Response> {
         .chain(legacy.values().map(|l| l.session.client()))
         .filter(|c| *c == client)
         .count();
-    if total >= MAX_SESSIONS {
-        tracing::warn!(client, "session refused: {MAX_SESSIONS} sessions are open");
-        return Err(http_error(
+    let (max_total, max_own) = (
+        state.options.max_sessions,
+        state.options.max_sessions_per_client,
+    );
+    if total >= max_total {
+        tracing::warn!(
+            client,
+            "session refused: {total} sessions are open (max_sessions)"
+        );
+        return Err(http_error_about(
             StatusCode::SERVICE_UNAVAILABLE,
+            id,
             INVALID_REQUEST,
-            "the server has as many sessions open as it takes; retry later",
+            &format!(
+                "the server has {total} sessions open, as many as it takes \
+                 ([server.http] max_sessions); retry later"
+            ),
         ));
     }
-    if own >= MAX_SESSIONS_PER_CLIENT {
+    if own >= max_own {
         tracing::warn!(
             client,
             "session refused: the client has {own} sessions open"
         );
-        return Err(http_error(
+        return Err(http_error_about(
             StatusCode::TOO_MANY_REQUESTS,
+            id,
             INVALID_REQUEST,
             &format!(
-                "this client has {MAX_SESSIONS_PER_CLIENT} sessions open, as many as it may; \
-                 end one (DELETE) or let it expire"
+                "this client has {own} sessions open, as many as it may \
+                 ([server.http] max_sessions_per_client); end one (DELETE) or let it expire"
             ),
         ));
     }
@@ -451,9 +479,10 @@ fn room_for_session(state: &AppState, client: &str) -> Result<(), Response> {
 
 /// An initialize-based request's protocol version header names a revision we serve.
 #[allow(clippy::result_large_err)]
-fn check_legacy_version(headers: &HeaderMap) -> Result<(), Response> {
-    guard::check_protocol_version(headers)
-        .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, &why))
+fn check_legacy_version(headers: &HeaderMap, id: &Value) -> Result<(), Response> {
+    guard::check_protocol_version(headers).map_err(|Refused(why)| {
+        http_error_about(StatusCode::BAD_REQUEST, id, INVALID_REQUEST, &why)
+    })
 }
 
 /// [`check_request`] for a GET that opens an SSE stream: the client must accept one (406).
@@ -464,7 +493,7 @@ fn check_stream_request(
     headers: &HeaderMap,
 ) -> Result<Identity, Response> {
     let identity = check_request(state, peer, headers)?;
-    check_legacy_version(headers)?;
+    check_legacy_version(headers, &Value::Null)?;
     if !accepts(headers, "text/event-stream") {
         return Err(http_error(
             StatusCode::NOT_ACCEPTABLE,
@@ -476,14 +505,18 @@ fn check_stream_request(
 }
 
 #[allow(clippy::result_large_err)]
+/// The session the request names; a refusal echoes `request` (the id of the request it
+/// carries).
 fn find_session(
     state: &AppState,
     headers: &HeaderMap,
     identity: &Identity,
+    request: &Value,
 ) -> Result<Arc<HttpSession>, Response> {
     let Some(id) = session_id(headers) else {
-        return Err(http_error(
+        return Err(http_error_about(
             StatusCode::BAD_REQUEST,
+            request,
             INVALID_REQUEST,
             "Mcp-Session-Id header required: send initialize first and echo the id it returns",
         ));
@@ -498,8 +531,9 @@ fn find_session(
             *lock(&s.last_active) = Instant::now();
             Ok(s)
         }
-        None => Err(http_error(
+        None => Err(http_error_about(
             StatusCode::NOT_FOUND,
+            request,
             INVALID_REQUEST,
             "unknown or expired session: initialize a new one",
         )),
@@ -528,11 +562,17 @@ fn new_session_id() -> Result<String, Response> {
     Ok(hex::encode(bytes))
 }
 
-/// Forgets sessions idle longer than the timeout (no request, no open stream).
+/// Forgets sessions idle longer than the timeout (no request, no open stream), and streams
+/// finished longer than [`RESUME_WINDOW`] ago.
 async fn expire_idle_sessions(state: std::sync::Weak<AppState>) {
     loop {
         let Some(state) = state.upgrade() else { return };
         let timeout = state.options.idle_timeout;
+        let now = Instant::now();
+        let live: Vec<Arc<HttpSession>> = lock(&state.sessions).values().cloned().collect();
+        for s in live {
+            s.streams.expire(now);
+        }
         let expired: Vec<(String, Arc<HttpSession>)> = {
             let mut sessions = lock(&state.sessions);
             let ids: Vec<String> = sessions
@@ -551,14 +591,14 @@ async fn expire_idle_sessions(state: std::sync::Weak<AppState>) {
             s.session.close();
             s.streams.close();
         }
-        let check_every = (timeout / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        let check_every = (timeout / 4).clamp(Duration::from_millis(100), RESUME_WINDOW / 4);
         drop(state);
         tokio::time::sleep(check_every).await;
     }
 }
 
 /// When the client drops a stream before its response, its requests are cancelled unless it
-/// reconnects within [`RESUME_GRACE`].
+/// reconnects within [`RESUME_WINDOW`].
 struct DisconnectGuard {
     http_session: Arc<HttpSession>,
     stream: StreamId,
@@ -592,7 +632,7 @@ impl Drop for DisconnectGuard {
         }
         let (http_session, stream) = (self.http_session.clone(), self.stream);
         tokio::spawn(async move {
-            tokio::time::sleep(RESUME_GRACE).await;
+            tokio::time::sleep(RESUME_WINDOW).await;
             if http_session.streams.abandoned(stream) {
                 for request in requests {
                     http_session.session.cancel(&request);
@@ -654,9 +694,14 @@ fn json_text_response(status: StatusCode, body: String) -> Response {
 
 /// An HTTP error with a JSON-RPC error body (`id: null`), as MCP clients expect.
 fn http_error(status: StatusCode, code: i64, message: &str) -> Response {
+    http_error_about(status, &Value::Null, code, message)
+}
+
+/// An HTTP error about the request `id` (null when there is none, or it is unreadable).
+fn http_error_about(status: StatusCode, id: &Value, code: i64, message: &str) -> Response {
     json_response(
         status,
-        &jsonrpc::error_response(&Value::Null, &RpcError::new(code, message)),
+        &jsonrpc::error_response(id, &RpcError::new(code, message)),
     )
 }
 

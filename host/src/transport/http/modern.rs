@@ -17,14 +17,15 @@ use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
 
 use super::{http_error, json_response, json_text_response, sse_response};
+use crate::catalog::shown;
 use crate::config::Identity;
-use crate::mcp::jsonrpc::{self, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError};
+use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RpcError};
 use crate::mcp::modern::{
     HEADER_MISMATCH, META_PROTOCOL_VERSION, MISSING_CLIENT_CAPABILITY, RequestMeta,
-    UNSUPPORTED_PROTOCOL_VERSION, is_modern_request,
+    UNSUPPORTED_PROTOCOL_VERSION, is_modern_request, is_stateless_method,
 };
 use crate::mcp::version::ProtocolVersion;
-use crate::mcp::{Outbox, Outgoing, Server, Session};
+use crate::mcp::{Accepted, Outbox, Outgoing, Server, Session};
 use crate::transport::queue;
 
 /// Whether a POST is a stateless request: its version header names no initialize-based revision,
@@ -50,56 +51,62 @@ pub async fn post(
     identity: Identity,
     body: Value,
 ) -> Response {
-    let Value::Object(message) = body else {
+    if body.is_array() {
         return http_error(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
             "one JSON-RPC message per POST: 2026-07-28 has no batches",
         );
-    };
-    let Some(method) = message.get("method").and_then(Value::as_str) else {
-        return http_error(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "a POST carries a JSON-RPC request: clients send no responses in 2026-07-28",
-        );
-    };
-    let Some(id) = message.get("id").cloned() else {
+    }
+    let (id, method, params) = match jsonrpc::parse_message(body) {
+        Ok(Incoming::Request { id, method, params }) => (id, method, params),
         // No client notification exists in this revision over HTTP: taken, and nothing to do.
-        return StatusCode::ACCEPTED.into_response();
-    };
-    // Borrowed: the arguments may be large, and the message goes on to the session whole.
-    let no_params = Map::new();
-    let params = match message.get("params") {
-        None | Some(Value::Null) => &no_params,
-        Some(Value::Object(params)) => params,
-        Some(_) => {
-            let error = RpcError::invalid_params("params must be an object");
-            return rpc_error(StatusCode::BAD_REQUEST, &id, error);
+        Ok(Incoming::Notification { .. }) => return StatusCode::ACCEPTED.into_response(),
+        Ok(Incoming::Response { .. }) => {
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                "a POST carries a JSON-RPC request: clients send no responses in 2026-07-28",
+            );
         }
+        Err(error) => return json_response(StatusCode::BAD_REQUEST, &error),
     };
+    // An unknown method is that, whatever else is wrong with the request.
+    if !is_stateless_method(&method) {
+        let error = RpcError::new(
+            METHOD_NOT_FOUND,
+            format!(
+                "method not found in the stateless revision: {}",
+                shown(&method)
+            ),
+        );
+        return rpc_error(StatusCode::NOT_FOUND, &id, error);
+    }
     // The order the specification implies: `_meta` first, then the headers against it, then
     // whether the version is served, then the other headers.
-    let checked = RequestMeta::parse(params)
+    let checked = RequestMeta::parse(&params)
         .and_then(|meta| check_version_header(headers, &meta).map(|()| meta))
         .and_then(|meta| meta.version())
-        .and_then(|_| check_standard_headers(headers, method, params))
-        .and_then(|()| check_param_headers(server, headers, method, params));
+        .and_then(|_| check_standard_headers(headers, &method, &params))
+        .and_then(|()| check_param_headers(server, headers, &method, &params));
     if let Err(error) = checked {
         return rpc_error(StatusCode::BAD_REQUEST, &id, error);
     }
-    respond(server, identity, Value::Object(message)).await
+    respond(server, identity, Incoming::Request { id, method, params }).await
 }
 
 /// Runs the request; answers with its response as JSON, or with an SSE stream when
 /// notifications come first.
-async fn respond(server: &Arc<Server>, identity: Identity, message: Value) -> Response {
+async fn respond(server: &Arc<Server>, identity: Identity, request: Incoming) -> Response {
     let (frames, mut received) = queue::channel(queue::MAX_QUEUED_BYTES);
     let stream = Arc::new(RequestStream(frames.clone()));
     let overflowed = frames.overflowed();
     let session = Session::stateless(server.clone(), stream, identity);
-    let Some(reply) = session.accept(message) else {
-        return StatusCode::ACCEPTED.into_response();
+    let reply = match session.accept_incoming(request) {
+        Accepted::Later(_, reply) => reply,
+        Accepted::Now(response) => return json_response(status_of(&response), &response),
+        Accepted::Invalid(error) => return json_response(StatusCode::BAD_REQUEST, &error),
+        Accepted::Nothing => return StatusCode::ACCEPTED.into_response(),
     };
     tokio::spawn(async move {
         if let Some(response) = reply.await {

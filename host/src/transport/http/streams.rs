@@ -1,9 +1,15 @@
 //! The SSE streams of one HTTP session: a stream per POST that carries requests, and the
 //! standalone stream (GET). Every event has an id (`<stream>-<n>`) and is kept, so a client that
-//! reconnects with `Last-Event-ID` gets what it missed; a finished request's result is never lost.
+//! reconnects with `Last-Event-ID` gets what it missed, including a finished request's result.
+//!
+//! What is kept is bounded three ways: per session ([`HISTORY_BYTES`]), across the server's
+//! sessions ([`SERVER_HISTORY_BYTES`]), and in time: a finished stream is forgotten
+//! [`RESUME_WINDOW`] after it finished, so a client that went away leaves nothing behind for long.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -33,6 +39,15 @@ const HISTORY_BYTES: usize = 16 << 20;
 const LIVE_QUEUE: usize = 256;
 /// Finished request streams kept for replay, per session.
 const FINISHED_KEPT: usize = 64;
+/// Bytes of replay history kept across every session of the server: past it, a session drops
+/// its own finished streams, then its oldest events (never a stream's newest).
+pub const SERVER_HISTORY_BYTES: usize = 256 << 20;
+/// How long a client that dropped a stream has to reconnect: its unfinished requests are
+/// cancelled after this, and a finished stream's events are forgotten.
+pub const RESUME_WINDOW: Duration = Duration::from_secs(10);
+
+/// Bytes of history every session of a server holds, together.
+pub type ServerHistory = Arc<AtomicUsize>;
 
 /// One SSE event.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,9 +79,19 @@ struct Inner {
     /// Request id (as JSON text) → the stream its messages go on.
     by_request: HashMap<String, StreamId>,
     next: StreamId,
-    finished: VecDeque<StreamId>,
+    /// Finished streams, oldest first, with when they finished.
+    finished: VecDeque<(StreamId, Instant)>,
     /// Bytes of every stream's history.
     history_bytes: usize,
+    /// The same, summed over the server's sessions.
+    server_bytes: ServerHistory,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.server_bytes
+            .fetch_sub(self.history_bytes, Ordering::Relaxed);
+    }
 }
 
 #[derive(Default)]
@@ -83,6 +108,27 @@ struct Stream {
 }
 
 impl Streams {
+    /// The streams of a new session, counting their history in `server_bytes` too.
+    pub fn new(server_bytes: ServerHistory) -> Streams {
+        let mut inner = Inner::default();
+        inner.server_bytes = server_bytes;
+        Streams {
+            inner: Mutex::new(inner),
+        }
+    }
+
+    /// Forgets the streams that finished longer than [`RESUME_WINDOW`] ago.
+    pub fn expire(&self, now: Instant) {
+        let mut inner = self.lock();
+        while let Some(&(stream, at)) = inner.finished.front() {
+            if now.duration_since(at) < RESUME_WINDOW {
+                break;
+            }
+            inner.finished.pop_front();
+            inner.forget(stream);
+        }
+    }
+
     /// Opens a stream for a POST carrying `requests`.
     pub fn open(&self, requests: &[Value]) -> StreamId {
         let mut inner = self.lock();
@@ -132,9 +178,9 @@ impl Streams {
         for request in requests {
             inner.by_request.remove(&request.to_string());
         }
-        inner.finished.push_back(stream);
+        inner.finished.push_back((stream, Instant::now()));
         while inner.finished.len() > FINISHED_KEPT {
-            if let Some(old) = inner.finished.pop_front() {
+            if let Some((old, _)) = inner.finished.pop_front() {
                 inner.forget(old);
             }
         }
@@ -193,11 +239,15 @@ impl Streams {
             .is_some_and(|s| !s.finished && s.listener.as_ref().is_none_or(|l| l.is_closed()))
     }
 
-    /// Ends every stream's connection: the session is over.
+    /// Ends every stream's connection and forgets them: the session is over.
     pub fn close(&self) {
-        for stream in self.lock().streams.values_mut() {
-            stream.listener = None;
+        let mut inner = self.lock();
+        let streams: Vec<StreamId> = inner.streams.keys().copied().collect();
+        for stream in streams {
+            inner.forget(stream);
         }
+        inner.finished.clear();
+        inner.by_request.clear();
     }
 
     /// Whether any stream has a listener (the session is in use).
@@ -225,13 +275,12 @@ impl Inner {
             bytes,
         };
         s.next_seq += 1;
-        if s.history.len() == HISTORY
-            && let Some(old) = s.history.pop_front()
-        {
-            self.history_bytes -= old.bytes;
-        }
+        let dropped = if s.history.len() == HISTORY {
+            s.history.pop_front().map_or(0, |old| old.bytes)
+        } else {
+            0
+        };
         s.history.push_back(event.clone());
-        self.history_bytes += bytes;
         // A listener that does not keep up is let go: the client resumes from the history.
         let delivered = s
             .listener
@@ -242,32 +291,54 @@ impl Inner {
         } else {
             s.listener = None;
         }
+        self.released(dropped);
+        self.kept(bytes);
         self.keep_history_within_budget(stream);
     }
 
     /// Drops the oldest events until the history fits [`HISTORY_BYTES`]: finished streams'
     /// first, then those of `current` (never its newest, which a listener may still need).
     fn keep_history_within_budget(&mut self, current: StreamId) {
-        while self.history_bytes > HISTORY_BYTES {
-            let Some(&oldest) = self.finished.front() else {
+        while self.over_budget() {
+            let Some((oldest, _)) = self.finished.pop_front() else {
                 break;
             };
-            self.finished.pop_front();
             self.forget(oldest);
         }
-        if let Some(s) = self.streams.get_mut(&current) {
-            while self.history_bytes > HISTORY_BYTES && s.history.len() > 1 {
-                if let Some(old) = s.history.pop_front() {
-                    self.history_bytes -= old.bytes;
-                }
+        while self.over_budget() {
+            let Some(s) = self.streams.get_mut(&current) else {
+                break;
+            };
+            if s.history.len() <= 1 {
+                break;
             }
+            let dropped = s.history.pop_front().map_or(0, |old| old.bytes);
+            self.released(dropped);
         }
+    }
+
+    fn over_budget(&self) -> bool {
+        self.history_bytes > HISTORY_BYTES
+            || self.server_bytes.load(Ordering::Relaxed) > SERVER_HISTORY_BYTES
+    }
+
+    fn kept(&mut self, bytes: usize) {
+        self.history_bytes += bytes;
+        self.server_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn released(&mut self, bytes: usize) {
+        self.history_bytes -= bytes;
+        self.server_bytes.fetch_sub(bytes, Ordering::Relaxed);
     }
 
     /// Removes a stream and its history.
     fn forget(&mut self, stream: StreamId) {
         if let Some(s) = self.streams.remove(&stream) {
-            self.history_bytes -= s.history.iter().map(|e| e.bytes).sum::<usize>();
+            self.released(s.history.iter().map(|e| e.bytes).sum::<usize>());
+            for request in &s.requests {
+                self.by_request.remove(&request.to_string());
+            }
         }
     }
 }
@@ -360,6 +431,45 @@ mod tests {
             .sum();
         assert_eq!(counted, inner.history_bytes);
         assert!(!inner.streams[&open].history.is_empty());
+    }
+
+    #[test]
+    fn finished_streams_are_forgotten_after_the_resume_window() {
+        let streams = Streams::default();
+        let stream = streams.open(&[json!(1)]);
+        streams.push(Some(&json!(1)), json!("progress"));
+        streams.finish(stream, Some(json!("result")));
+        streams.expire(Instant::now());
+        assert!(
+            streams.attach(stream, Some(0)).is_some(),
+            "kept for a while"
+        );
+        streams.expire(Instant::now() + RESUME_WINDOW);
+        assert!(streams.attach(stream, Some(0)).is_none());
+        assert_eq!(streams.lock().history_bytes, 0);
+    }
+
+    #[test]
+    fn sessions_share_one_history_budget_and_give_it_back() {
+        let server = ServerHistory::default();
+        let big = json!("x".repeat(1 << 20));
+        let sessions: Vec<Streams> = (0..40).map(|_| Streams::new(server.clone())).collect();
+        for (n, streams) in sessions.iter().enumerate() {
+            for k in 0..12 {
+                let stream = streams.open(&[json!([n, k])]);
+                streams.push(Some(&json!([n, k])), big.clone());
+                streams.finish(stream, Some(json!("done")));
+            }
+        }
+        let total = server.load(Ordering::Relaxed);
+        // Each session may keep one event over the shared budget, never more.
+        assert!(total <= SERVER_HISTORY_BYTES + 40 * (2 << 20), "{total}");
+        let counted: usize = sessions.iter().map(|s| s.lock().history_bytes).sum();
+        assert_eq!(counted, total);
+        sessions[0].close();
+        assert_eq!(sessions[0].lock().history_bytes, 0);
+        drop(sessions);
+        assert_eq!(server.load(Ordering::Relaxed), 0);
     }
 
     #[test]
