@@ -319,6 +319,30 @@ fn id_key(id: &Value) -> String {
 /// (2025-11-25 lets it be absent instead, see basic/index.mdx line 80 and 89).
 /// Such a message is checked field by field instead: `jsonrpc` is "2.0",
 /// `error` matches the schema's error object, no other members.
+/// A batch's answer: a non-empty array of responses. JSON-RPC answers an element that is no
+/// request with an error of `id: null`, which MCP's `JSONRPCBatchResponse` has no room for:
+/// those are checked as on their own, the rest against the schema.
+fn validate_batch_response(version: &str, msg: &Value) -> Result<(), String> {
+    let batch = msg.as_array().expect("a batch");
+    if batch.is_empty() {
+        return Err("an empty batch response (JSON-RPC sends nothing instead)".into());
+    }
+    if let Some(m) = batch.iter().find(|m| m.get("method").is_some()) {
+        return Err(format!(
+            "a request or notification inside a batch response: {m}"
+        ));
+    }
+    let null_id = |m: &&Value| m.get("id") == Some(&Value::Null) && m.get("error").is_some();
+    for m in batch.iter().filter(null_id) {
+        validate_null_id_error(version, m)?;
+    }
+    let rest: Vec<Value> = batch.iter().filter(|m| !null_id(m)).cloned().collect();
+    if rest.is_empty() {
+        return Ok(());
+    }
+    validate_against(version, "JSONRPCBatchResponse", &Value::Array(rest))
+}
+
 fn validate_null_id_error(version: &str, msg: &Value) -> Result<(), String> {
     let obj = msg.as_object().unwrap();
     if obj.get("jsonrpc") != Some(&json!("2.0")) {
@@ -606,26 +630,31 @@ impl Server {
     /// a well-formed request, its id is remembered so that its result can be
     /// validated (use ids that `send_request` does not: strings, or >= 1000000).
     pub fn send_raw(&mut self, line: &str) {
-        let messages = match serde_json::from_str::<Value>(line) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// [`send_raw`](Self::send_raw) for a line that need not be UTF-8.
+    pub fn send_bytes(&mut self, line: &[u8]) {
+        let messages = match serde_json::from_slice::<Value>(line) {
             Ok(Value::Array(batch)) => batch,
             Ok(single) => vec![single],
             Err(_) => Vec::new(),
         };
         for m in &messages {
             if let (Some(id), Some(Value::String(method))) = (m.get("id"), m.get("method"))
-                && (id.is_string() || id.is_i64())
+                && (id.is_string() || id.is_i64() || id.is_u64())
             {
                 let modern = is_modern_message(m);
                 self.modern_used |= modern;
                 self.pending.insert(id_key(id), (method.clone(), modern));
             }
         }
-        self.record("->", line);
+        self.record("->", &String::from_utf8_lossy(line));
         let Some(stdin) = self.stdin.as_mut() else {
             self.fail("send after stdin was closed");
         };
         let res = stdin
-            .write_all(line.as_bytes())
+            .write_all(line)
             .and_then(|_| stdin.write_all(b"\n"))
             .and_then(|_| stdin.flush());
         if let Err(e) = res {
@@ -810,7 +839,7 @@ impl Server {
             if version != "2025-03-26" {
                 return Err(format!("a batch response under protocol {version}"));
             }
-            validate_against(&version, "JSONRPCBatchResponse", msg)?;
+            validate_batch_response(&version, msg)?;
             return batch.iter().try_for_each(|m| self.validate_message(m));
         }
         let Some(obj) = msg.as_object() else {
@@ -1141,6 +1170,11 @@ impl Server {
                 Err(RecvTimeoutError::Timeout) => return,
             }
         }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The exit status, once the server has exited through `close_stdin_and_wait` or `kill`.
@@ -1567,7 +1601,7 @@ pub fn validate_http_message(version: &str, msg: &Value) -> Result<(), String> {
         if version != "2025-03-26" {
             return Err(format!("a batch under protocol {version}"));
         }
-        validate_against(version, "JSONRPCMessage", msg)?;
+        validate_batch_response(version, msg)?;
         return batch
             .iter()
             .try_for_each(|m| validate_http_message(version, m));

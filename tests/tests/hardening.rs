@@ -645,6 +645,94 @@ fn connections_and_sessions_are_capped_per_client() {
 }
 
 #[test]
+fn session_caps_are_configurable_and_refusals_name_them() {
+    const ALICE: &str = "alice-token-0123456789abcdef0123";
+    const BOB: &str = "bob-token-0123456789abcdef0123456";
+    let sha256 = |token: &str| {
+        use sha2::Digest as _;
+        hex::encode(sha2::Sha256::digest(token.as_bytes()))
+    };
+    let dir = tempdir();
+    let config = config_file(
+        dir.path(),
+        &format!(
+            r#"[server.http]
+max_sessions = 3
+max_sessions_per_client = 2
+
+[[auth.tokens]]
+name = "alice"
+sha256 = "{}"
+scope = "all"
+
+[[auth.tokens]]
+name = "bob"
+sha256 = "{}"
+scope = "all"
+
+[plugins.hello]
+path = {}
+"#,
+            sha256(ALICE),
+            sha256(BOB),
+            toml_str(&plugin_arg("hello"))
+        ),
+    );
+    let server = HttpServer::start(&["--no-watch", "--config", &path_str(&config)]);
+    let client_of = |token: &str| {
+        let mut client = server.client();
+        client
+            .headers
+            .push(("Authorization".into(), format!("Bearer {token}")));
+        client
+    };
+    let try_initialize = |token: &str, id: &str| {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": LATEST_VERSION, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        let reply = client_of(token).post(&message);
+        (reply.status, reply.json())
+    };
+    let mut alice: Vec<HttpClient> = (0..2)
+        .map(|_| {
+            let mut client = client_of(ALICE);
+            client.initialize(LATEST_VERSION);
+            client
+        })
+        .collect();
+    // Alice's share is full; the refusal says which setting, and answers her request's id.
+    let (status, body) = try_initialize(ALICE, "alice-3");
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["id"], "alice-3");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_sessions_per_client"),
+        "{body}"
+    );
+    // Bob's first session is the third of three; his second finds the server full.
+    client_of(BOB).initialize(LATEST_VERSION);
+    let (status, body) = try_initialize(BOB, "bob-2");
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["id"], "bob-2");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("[server.http] max_sessions)"),
+        "{body}"
+    );
+    // Ending a session makes room again.
+    assert_eq!(alice.remove(0).delete(&[]).status, 204);
+    client_of(BOB).initialize(LATEST_VERSION);
+    assert_eq!(
+        ok_text(&alice[0].call_tool("hello_greet", json!({"name": "x"}))),
+        "Hello, x!"
+    );
+}
+
+#[test]
 fn a_new_session_does_not_reset_an_anonymous_clients_rate() {
     let (server, _dir) = http_server("", "calls_per_minute_per_client = 2");
     let mut first = server.client();

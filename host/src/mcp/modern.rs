@@ -45,6 +45,18 @@ pub fn is_stateless_method(method: &str) -> bool {
     STATELESS_METHODS.contains(&method)
 }
 
+/// The version a request names in `_meta`, when it names one as a string.
+pub fn requested_version(params: &Map<String, Value>) -> Option<&str> {
+    params.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()
+}
+
+/// Whether `method` does not exist in `requested`, a version served statelessly. Checked before
+/// the rest of `_meta`, so an unknown method is `-32601` whatever else is wrong with the
+/// request; under a version not served, the version is what is wrong.
+pub fn unknown_method(method: &str, requested: Option<&str>) -> bool {
+    requested.and_then(ProtocolVersion::parse_modern).is_some() && !is_stateless_method(method)
+}
+
 /// How long clients may reuse a list or discovery result. Lists change only on reloads, which
 /// `subscriptions/listen` announces.
 pub const LIST_TTL_MS: u64 = 60_000;

@@ -383,8 +383,7 @@ impl Session {
         };
         let immediate = |result: Result<Value, RpcError>| Accepted::now(&id, result);
         if self.stateless || modern::is_modern_request(&method, &params) {
-            // An unknown method is that, whatever else is wrong with the request.
-            if !modern::is_stateless_method(&method) {
+            if modern::unknown_method(&method, modern::requested_version(&params)) {
                 return immediate(Err(method_not_found(&method, "the stateless revision")));
             }
             let meta = match RequestMeta::parse(&params) {

@@ -22,7 +22,7 @@ use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RpcError};
 use crate::mcp::modern::{
     HEADER_MISMATCH, META_PROTOCOL_VERSION, MISSING_CLIENT_CAPABILITY, RequestMeta,
-    UNSUPPORTED_PROTOCOL_VERSION, is_modern_request, is_stateless_method,
+    UNSUPPORTED_PROTOCOL_VERSION, is_modern_request, requested_version, unknown_method,
 };
 use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Accepted, Outbox, Outgoing, Server, Session};
@@ -71,8 +71,14 @@ pub async fn post(
         }
         Err(error) => return json_response(StatusCode::BAD_REQUEST, &error),
     };
-    // An unknown method is that, whatever else is wrong with the request.
-    if !is_stateless_method(&method) {
+    // The version asked for: `_meta`'s, else the header's (a mismatch is reported below).
+    let requested = requested_version(&params).map(str::to_string).or_else(|| {
+        headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_string())
+    });
+    if unknown_method(&method, requested.as_deref()) {
         let error = RpcError::new(
             METHOD_NOT_FOUND,
             format!(
