@@ -588,7 +588,7 @@ fn check(expect: &Expect, got: &[Value], sent: &str) -> Result<(), String> {
             Ok(())
         }
         single => match got {
-            [one] => check_one(single, one).or_else(|why| fail(why)),
+            [one] => check_one(single, one).or_else(&fail),
             _ => fail(format!("expected exactly one answer, {single:?}")),
         },
     }
@@ -1087,8 +1087,8 @@ fn dropped_streams_leave_no_memory_behind() {
             client.session_id.clone().unwrap()
         })
         .collect();
-    for n in 0..4 {
-        drop_mid_call(&http.url, Some(&sessions[n]), n);
+    for (n, session) in sessions.iter().take(4).enumerate() {
+        drop_mid_call(&http.url, Some(session), n);
     }
     thread::sleep(secs(12));
     let baseline = rss_mib(pid);

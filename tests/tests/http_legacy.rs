@@ -105,6 +105,22 @@ fn an_old_client_talks_through_sse_and_posted_messages() {
     let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "no/such"});
     assert_eq!(post(&server, &endpoint, unknown), 202);
     assert_eq!(stream.next_message()["error"]["code"], -32601);
+    // A POST that is no JSON-RPC message is refused where it was sent, echoing its id.
+    let (status, answer) = raw_http(
+        &server.addr,
+        &format!(
+            "POST {endpoint} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n",
+            server.addr
+        ),
+        br#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#,
+    );
+    assert_eq!(status, 400, "{answer}");
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    let error: Value = serde_json::from_str(body).expect("a JSON-RPC error");
+    assert_eq!(
+        (&error["error"]["code"], &error["id"]),
+        (&json!(-32600), &json!(7))
+    );
 
     // The session ends with its stream.
     drop(stream);
