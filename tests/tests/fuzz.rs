@@ -940,10 +940,7 @@ fn http_stateless_answers_every_post_as_json_rpc_says() {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case("mcp-protocol-version"))
             .map(|(_, v)| v.clone());
-        let borrowed: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-            .collect();
+        let borrowed = as_pairs(&headers);
         let expect = oracle::for_text(&bytes, |value| match value {
             Value::Array(_) => Expect::Error {
                 code: INVALID_REQUEST,
@@ -989,17 +986,23 @@ fn http_stateless_answers_every_post_as_json_rpc_says() {
     }
     eprintln!("HTTP stateless: {counts:?}");
     let discover = modern_message(json!("after"), "server/discover", json!({}), &json!({}));
-    let headers = modern_headers(&discover);
-    let borrowed: Vec<(&str, &str)> = headers
-        .iter()
-        .map(|(n, v)| (n.as_str(), v.as_str()))
-        .collect();
-    let (status, got) = http_answer(
-        client.post_raw(discover.to_string(), &borrowed),
-        "2026-07-28",
-    );
+    let (status, got) = http_answer(post_stateless(&client, &discover), "2026-07-28");
     assert_eq!(status, 200, "{got:?}");
     assert!(got[0]["result"].is_object(), "{got:?}");
+}
+
+/// Header pairs as the client takes them.
+fn as_pairs(headers: &[(String, String)]) -> Vec<(&str, &str)> {
+    headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect()
+}
+
+/// POSTs a stateless request with the headers its body calls for.
+fn post_stateless(client: &HttpClient, message: &Value) -> HttpReply {
+    let headers = modern_headers(message);
+    client.post_with(message, &as_pairs(&headers))
 }
 
 /// The stateless revision's statuses follow the error: 404 for an unknown method, 400 for a
@@ -1048,12 +1051,7 @@ fn drop_mid_call(url: &str, session: Option<&str>, n: usize) {
                         "_meta": { "progressToken": n } }),
                 &json!({}),
             );
-            let headers = modern_headers(&call);
-            let borrowed: Vec<(&str, &str)> = headers
-                .iter()
-                .map(|(n, v)| (n.as_str(), v.as_str()))
-                .collect();
-            client.post_with(&call, &borrowed)
+            post_stateless(&client, &call)
         }
     };
     if reply.is_sse() {
@@ -1147,15 +1145,7 @@ fn stateless_resource_listing_waits_for_nothing() {
     let client = http.client();
     let post = |params: Value| {
         let message = modern_message(json!("list"), "resources/list", params, &json!({}));
-        let headers = modern_headers(&message);
-        let borrowed: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-            .collect();
-        http_answer(
-            client.post_raw(message.to_string(), &borrowed),
-            "2026-07-28",
-        )
+        http_answer(post_stateless(&client, &message), "2026-07-28")
     };
     let (status, got) = post(json!({}));
     assert_eq!(status, 200, "{got:?}");
