@@ -48,6 +48,7 @@ pub struct Trimmer {
 impl Trimmer {
     /// Trims the arenas when they hold more than [`FREE_BYTES_KEPT`] free and something changed
     /// since the last look; returns whether it did.
+    #[allow(unsafe_code)]
     pub fn trim_if_worth_it(&mut self) -> bool {
         // SAFETY: both are thread-safe glibc calls that take no pointers; they take the
         // arenas' own locks.
@@ -73,6 +74,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(unsafe_code)]
     fn freed_memory_over_the_threshold_is_trimmed() {
         // Many small blocks, every 64th one kept: the freed ones cannot be returned from the top
         // of the heap, only by a trim.

@@ -109,7 +109,7 @@ pub fn log_loaded(plugin: &Plugin) {
 }
 
 /// A plugin given as a file is named after the file's stem (`hello.wasm` → `hello`).
-pub fn name_from_file(path: &std::path::Path) -> String {
+pub fn name_from_file(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()

@@ -383,7 +383,7 @@ enum Recv {
 /// How to start a server: `palisade serve <args>`.
 /// Spawns `cmd`, retrying while the program is "text file busy": a script a test has just written
 /// can still be open for writing in a child another test thread forked before its exec.
-pub fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+pub fn spawn_retrying(cmd: &mut Command) -> std::io::Result<Child> {
     let mut attempts = 0;
     loop {
         match cmd.spawn() {

@@ -777,4 +777,4 @@ async fn forward_changes(
 }
 
 /// How long a cancelled request may go on to stop cleanly before it is dropped.
-const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+const CANCEL_GRACE: Duration = Duration::from_millis(250);

@@ -103,7 +103,9 @@ impl CompileCache {
                 // was checked just now), under a key that includes the engine's compatibility
                 // hash, in a directory only this user can write (checked at open). Mapping it
                 // rather than reading it keeps its pages shared with the page cache.
-                match unsafe { Component::deserialize_file(engine, &path) } {
+                #[allow(unsafe_code)]
+                let loaded = unsafe { Component::deserialize_file(engine, &path) };
+                match loaded {
                     Ok(component) => {
                         tracing::info!(plugin, path = %path.display(), "loaded compiled component from cache");
                         return Ok(component);

@@ -132,6 +132,7 @@ macro_rules! charged_wrapper {
 
         // SAFETY: the wrapper lowers and lifts exactly as `$inner` does (same `Lower`, ABI and
         // type check); it only charges the budget before delegating.
+        #[allow(unsafe_code)]
         unsafe impl $(<$t: ComponentType>)? ComponentType for $name $(<$t>)? {
             type Lower = <$inner as ComponentType>::Lower;
             const ABI: CanonicalAbiInfo = <$inner as ComponentType>::ABI;
@@ -141,6 +142,7 @@ macro_rules! charged_wrapper {
         }
 
         // SAFETY: as above.
+        #[allow(unsafe_code)]
         unsafe impl $(<$t: Lift>)? Lift for $name $(<$t>)? {
             fn linear_lift_from_flat(
                 cx: &mut LiftContext<'_>,

@@ -46,7 +46,10 @@ fn reference_bomb() -> Value {
     let mut defs = serde_json::Map::new();
     for i in 0..40 {
         let next = format!("#/$defs/d{}", i + 1);
-        defs.insert(format!("d{i}"), json!({"anyOf": [{"$ref": next}, {"$ref": next}]}));
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"$ref": next}, {"$ref": next}]}),
+        );
     }
     defs.insert("d40".into(), json!({"type": "string"}));
     json!({"type": "object", "$defs": defs, "properties": {"x": {"$ref": "#/$defs/d0"}}})

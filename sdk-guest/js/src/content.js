@@ -134,6 +134,7 @@ export function toContents(value, uri, mimeType) {
 
 /** A tool result built with {@link toolResult}. */
 export class ToolResult {
+  /** @param {{ content?: unknown, structuredContent?: unknown, isError?: boolean, meta?: object }} [options] */
   constructor({ content = [], structuredContent, isError = false, meta } = {}) {
     const list = Array.isArray(content) ? content : [content];
     this.content = list.map((item, i) => toBlock(item, `toolResult(): content[${i}]`));
@@ -235,6 +236,7 @@ export function assistant(content) {
 
 /** A filled-in prompt with a description of its own: `{ description, messages, meta }`. */
 export class PromptResult {
+  /** @param {{ description?: string, messages?: unknown, meta?: object }} [options] */
   constructor({ description, messages = [], meta } = {}) {
     this.description = description;
     this.messages = toMessages(messages);

@@ -71,6 +71,8 @@ from ._errors import (
 )
 from ._plugin import (
     DEFAULT as plugin,
+)
+from ._plugin import (
     Plugin,
     Prompt,
     PromptArgument,

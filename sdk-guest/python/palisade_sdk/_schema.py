@@ -393,7 +393,8 @@ def _first_fitting(options: list[Convert]) -> Convert:
 def _convert_elements(values: list[Any] | tuple[Any, ...], converters: list[Convert]) -> list[Any]:
     """Converts each element with its converter; an error names the element's index."""
     out = []
-    for i, (element, convert) in enumerate(zip(values, converters)):
+    # Callers pass one converter per element (the lengths are checked before).
+    for i, (element, convert) in enumerate(zip(values, converters, strict=True)):
         try:
             out.append(convert(element))
         except ArgumentError as e:

@@ -103,7 +103,7 @@ def _level(level: LogLevel | str | Any) -> LogLevel:
             return LogLevel(name)
         except ValueError:
             pass
-    raise ValueError(f"not a log level: {level!r} (one of {', '.join(l.value for l in LogLevel)})")
+    raise ValueError(f"not a log level: {level!r} (one of {', '.join(known.value for known in LogLevel)})")
 
 
 def log(level: LogLevel | str, message: str) -> None:

@@ -2,7 +2,15 @@
 
 import pytest
 
-from palisade_sdk import AskFailed, AwaitingAnswer, ErrorCode, Plugin, PluginError, TextContent, host
+from palisade_sdk import (
+    AskFailed,
+    AwaitingAnswer,
+    ErrorCode,
+    Plugin,
+    PluginError,
+    TextContent,
+    host,
+)
 
 
 def test_stand_ins_outside_a_component(capsys):
