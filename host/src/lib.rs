@@ -6,6 +6,7 @@
 pub mod audit;
 pub mod catalog;
 pub mod config;
+pub mod inspect;
 pub mod live;
 pub mod mcp;
 pub mod memory;

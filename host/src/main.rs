@@ -9,11 +9,12 @@ use clap::{Parser, Subcommand};
 use sha2::{Digest as _, Sha256};
 
 use palisade::catalog::Catalog;
+use palisade::inspect::inspect;
 use palisade::live;
 use palisade::mcp::request_state::StateKey;
 use palisade::mcp::{Server, StateSettings};
 use palisade::runtime::sandbox::Root;
-use palisade::runtime::{CompileCache, Runtime, inspect};
+use palisade::runtime::{CompileCache, Runtime};
 use palisade::setup::{self, ServeOptions};
 use palisade::transport::http::HttpOptions;
 use palisade::transport::http::guard::AllowList;

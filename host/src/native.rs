@@ -1,22 +1,18 @@
-//! Tools compiled into the host. They exist only as the benchmark's baseline: the same request
-//! path as a plugin's tool (parsing, validation, dispatch, result shaping), minus the sandbox.
+//! The benchmark's baseline (`--native-baseline`): tools compiled into the host, served through
+//! the same request path as a plugin's tool (parsing, validation, dispatch, result shaping),
+//! minus the sandbox.
 
 use serde_json::Value;
 
+use crate::catalog::{HostFn, HostTool};
 use crate::runtime::bindings::tools::{CallResult, Tool};
 use crate::runtime::bindings::types::{ContentBlock, TextContent};
 
-/// A native tool's body: arguments (already validated) in, result out.
-pub type NativeFn = fn(&Value) -> CallResult;
-
-/// A native tool and its description.
-pub struct NativeTool {
-    pub tool: Tool,
-    pub run: NativeFn,
-}
+/// The name scopes know these tools' owner by, as a plugin's name.
+pub const OWNER: &str = "native";
 
 /// `native_greet`, the twin of `hello_greet`, and `native_blob`, the twin of `bench_blob`.
-pub fn baseline_tools() -> Vec<NativeTool> {
+pub fn baseline_tools() -> Vec<HostTool> {
     vec![
         native_tool(
             "native_greet",
@@ -33,8 +29,9 @@ pub fn baseline_tools() -> Vec<NativeTool> {
     ]
 }
 
-fn native_tool(name: &str, description: &str, input_schema: &str, run: NativeFn) -> NativeTool {
-    NativeTool {
+fn native_tool(name: &str, description: &str, input_schema: &str, run: HostFn) -> HostTool {
+    HostTool {
+        owner: OWNER,
         tool: Tool {
             name: name.into(),
             title: None,

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Result;
+use serde_json::Value;
 
 use crate::config::{AnnotationOverrides, Scope};
 use crate::runtime::Plugin;
@@ -30,18 +31,30 @@ pub use tools::{CatalogTool, definition_changes};
 pub enum Backend {
     /// A sandboxed plugin.
     Plugin(Arc<Plugin>),
-    /// Rust code compiled into the host: only the baseline tools the benchmark compares against.
-    Native(crate::native::NativeFn),
+    /// Code compiled into the host (see [`HostTool`]).
+    InHost { owner: &'static str, run: HostFn },
 }
 
 impl Backend {
-    /// The name of what serves the tool, for errors and logs.
+    /// The name of what serves the tool, for scopes, errors and logs.
     pub fn owner(&self) -> &str {
         match self {
             Backend::Plugin(p) => &p.name,
-            Backend::Native(_) => "(built in)",
+            Backend::InHost { owner, .. } => owner,
         }
     }
+}
+
+/// The body of a tool compiled into the host: arguments (already validated) in, result out.
+pub type HostFn = fn(&Value) -> wit_tools::CallResult;
+
+/// A tool compiled into the host rather than served by a plugin. It takes the request path a
+/// plugin's tool takes (parsing, validation, scopes, result shaping), minus the sandbox.
+pub struct HostTool {
+    pub tool: wit_tools::Tool,
+    /// The name scopes and logs know its owner by, as a plugin's name.
+    pub owner: &'static str,
+    pub run: HostFn,
 }
 
 /// Every plugin and everything they serve.
@@ -59,14 +72,15 @@ impl Catalog {
     /// a resource URI an earlier one serves is left out whole, with an error naming both, and
     /// the others are served; a tool, prompt or resource the plugin describes badly is left out
     /// with a warning naming it. Fails only when no plugin could be served though some were given.
-    pub fn new(
-        plugins: Vec<Arc<Plugin>>,
-        native: Vec<crate::native::NativeTool>,
-    ) -> Result<Catalog> {
+    pub fn new(plugins: Vec<Arc<Plugin>>, in_host: Vec<HostTool>) -> Result<Catalog> {
         let mut tools: BTreeMap<String, CatalogTool> = BTreeMap::new();
-        for n in native {
+        for n in in_host {
             let public_name = n.tool.name.clone();
-            match tools::catalog_tool(Backend::Native(n.run), n.tool, &public_name) {
+            let backend = Backend::InHost {
+                owner: n.owner,
+                run: n.run,
+            };
+            match tools::catalog_tool(backend, n.tool, &public_name) {
                 Ok(entry) => {
                     tools.insert(public_name, entry);
                 }
@@ -122,10 +136,7 @@ impl Catalog {
 
     /// Whether `scope` lets a client see and call `tool`.
     pub fn tool_in_scope(tool: &CatalogTool, scope: &Scope) -> bool {
-        match &tool.backend {
-            Backend::Plugin(p) => scope.allows_item(&p.name, &tool.tool.name),
-            Backend::Native(_) => scope.allows_item(NATIVE_OWNER, &tool.tool.name),
-        }
+        scope.allows_item(tool.backend.owner(), &tool.tool.name)
     }
 
     /// Whether `scope` lets a client see and get `prompt`.
@@ -322,9 +333,6 @@ pub enum CompletionTarget {
     /// A resource template (or URI).
     Resource(String),
 }
-
-/// The plugin name scopes use for the tools compiled into the host (`--native-baseline`).
-pub const NATIVE_OWNER: &str = "native";
 
 /// The operator's annotations replace the plugin's, field by field: a plugin cannot claim to be
 /// read-only when the configuration says otherwise.

@@ -150,7 +150,7 @@ impl Session {
                 })
                 .await
             }
-            Backend::Native(run) => Ok(run(&arguments)),
+            Backend::InHost { run, .. } => Ok(run(&arguments)),
         };
         if call.awaiting_input() {
             // An attempt that asked the client: the client's retry is the call that counts.

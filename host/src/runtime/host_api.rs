@@ -10,8 +10,8 @@ use super::bindings::host::{
     LogLevel, SamplingRequest, SamplingResponse,
 };
 use super::output::{ITEM_BYTES, OutputSize as _};
-use super::plugin::StoreState;
 use super::sandbox::Root;
+use super::store::StoreState;
 use crate::config::RootsAccess;
 
 /// What the host knows about the request a call serves.

@@ -13,13 +13,14 @@ mod network;
 mod output;
 mod plugin;
 pub mod sandbox;
+mod store;
 mod wasi_guard;
 
 pub use cache::CompileCache;
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use host_api::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use limits::LimitExceeded;
-pub use plugin::{CallError, Exports, Plugin, inspect};
+pub use plugin::{CallError, Exports, Plugin, import_status};
 
 use std::sync::Arc;
 

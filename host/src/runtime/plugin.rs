@@ -1,6 +1,5 @@
 //! One loaded plugin: its compiled component, what it exports, and calls into fresh instances.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,8 +11,8 @@ use wasmtime::component::{
     InstancePre, Lift, Linker, Lower, ResourceTable, ResourceType, types::ComponentItem,
 };
 use wasmtime::{Engine, Store, UpdateDeadline};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use wasmtime_wasi_http::WasiHttpCtx;
 
 use super::Runtime;
 use super::bindings::{self, completion, prompts, resources, tools, types};
@@ -27,46 +26,8 @@ use super::lift::{
 use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
 use super::network::NetworkPolicy;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
+use super::store::StoreState;
 use crate::config::{AccessMode, PluginConfig, RootsAccess};
-
-/// The data of one call's store.
-pub struct StoreState {
-    wasi: WasiCtx,
-    http: WasiHttpCtx,
-    network: NetworkPolicy,
-    table: ResourceTable,
-    limiter: MemoryLimiter,
-    /// Bytes of `host.log` messages this call wrote to the server's log.
-    pub(super) host_log_bytes: usize,
-    /// Bytes the call sent besides its result (notifications, logs, questions to the client),
-    /// and the most it may: the plugin's output limit.
-    pub(super) side_output: u64,
-    pub(super) output_limit: u64,
-    /// Questions this call put to the client through `elicit` and `sample`.
-    pub(super) asked: u32,
-    pub(super) plugin: Arc<str>,
-    pub(super) grants: Arc<Grants>,
-    pub(super) call: CallContext,
-}
-
-impl WasiView for StoreState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl WasiHttpView for StoreState {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.network,
-        }
-    }
-}
 
 /// Which `palisade:plugin` interfaces a component exports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -700,7 +661,7 @@ fn shared_wasi_resources(
 }
 
 /// What the sandbox gives a plugin configured as `config` for the import `name`.
-fn import_status(name: &str, config: &PluginConfig) -> String {
+pub fn import_status(name: &str, config: &PluginConfig) -> String {
     let package = name.split('/').next().unwrap_or(name);
     let list = |items: Vec<String>| {
         if items.is_empty() {
@@ -747,129 +708,4 @@ fn import_status(name: &str, config: &PluginConfig) -> String {
         _ if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) => "provided".into(),
         _ => "NOT provided: the plugin loads, and a call that uses it fails".into(),
     }
-}
-
-/// A description of a component for `palisade inspect`: its exports, its tools and its imports.
-/// The parameters a tool mirrors into HTTP headers (`x-mcp-header`), or why the markings get the
-/// tool left out when served.
-fn describe_header_params(out: &mut String, input_schema: &str) -> std::fmt::Result {
-    use std::fmt::Write as _;
-    let Ok(serde_json::Value::Object(schema)) = serde_json::from_str(input_schema) else {
-        return Ok(());
-    };
-    match crate::catalog::header_params::header_params(&schema) {
-        Ok(params) => {
-            for param in params {
-                writeln!(
-                    out,
-                    "    header: Mcp-Param-{} <- {}",
-                    param.name,
-                    param.path.join(".")
-                )?;
-            }
-            Ok(())
-        }
-        Err(why) => writeln!(out, "    LEFT OUT when served: {why}"),
-    }
-}
-
-pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> {
-    let wasm = std::fs::read(&config.path)
-        .with_context(|| format!("cannot read {}", config.path.display()))?;
-    let sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
-    let component = runtime
-        .cache
-        .load(&runtime.engine, &wasm, &sha256, &config.name)
-        .with_context(|| format!("{} is not a valid component", config.path.display()))?;
-    let ty = component.component_type();
-    let mut out = String::new();
-    writeln!(out, "component: {}", config.path.display())?;
-    writeln!(out, "size: {} bytes", wasm.len())?;
-    let pinned = match config.sha256 {
-        None => "",
-        Some(p) if p == sha256 => " (matches the pinned sha256)",
-        Some(_) => " (DIFFERS from the pinned sha256: it will not load)",
-    };
-    writeln!(out, "sha256: {}{pinned}", hex::encode(sha256))?;
-    let l = &config.limits;
-    writeln!(
-        out,
-        "limits: fuel_per_call={} fuel_per_second={} fuel_burst={} timeout_ms={} memory_mib={} \
-         output_kib={} calls_per_minute={} calls_per_minute_per_client={} concurrent_calls={}",
-        l.fuel_per_call,
-        l.fuel_per_second,
-        l.fuel_burst,
-        l.timeout_ms,
-        l.memory_bytes >> 20,
-        l.output_bytes >> 10,
-        l.calls_per_minute,
-        l.calls_per_minute_per_client,
-        l.concurrent_calls
-    )?;
-    writeln!(out, "\nexports:")?;
-    for (name, _) in ty.exports(&runtime.engine) {
-        // Toolchains add exports of their own (componentize-py exports `exports` with its build-time
-        // `init`); the host never calls them.
-        let note = if name.starts_with("palisade:plugin/") {
-            ""
-        } else {
-            " (not part of the contract: never called)"
-        };
-        writeln!(out, "  {name}{note}")?;
-    }
-    writeln!(out, "\nimports (and what the sandbox gives for each):")?;
-    for (name, _) in ty.imports(&runtime.engine) {
-        writeln!(out, "  {name}: {}", import_status(name, &config))?;
-    }
-    match Plugin::load(runtime, config).await {
-        Ok(plugin) => {
-            let e = plugin.exports;
-            writeln!(
-                out,
-                "\nprovides: tools={} resources={} prompts={} completion={}",
-                e.tools, e.resources, e.prompts, e.completion
-            )?;
-            writeln!(out, "\ntools ({}):", plugin.tools.len())?;
-            for tool in &plugin.tools {
-                writeln!(
-                    out,
-                    "  {}: {}",
-                    tool.name,
-                    tool.description.as_deref().unwrap_or("(no description)")
-                )?;
-                writeln!(out, "    input schema: {}", tool.input_schema)?;
-                describe_header_params(&mut out, &tool.input_schema)?;
-            }
-            writeln!(out, "\nresources ({}):", plugin.resources.len())?;
-            for r in &plugin.resources {
-                writeln!(out, "  {} ({})", r.uri, r.name)?;
-            }
-            writeln!(out, "\nresource templates ({}):", plugin.templates.len())?;
-            for t in &plugin.templates {
-                writeln!(out, "  {} ({})", t.uri_template, t.name)?;
-            }
-            writeln!(out, "\nprompts ({}):", plugin.prompts.len())?;
-            for p in &plugin.prompts {
-                let args: Vec<String> = p
-                    .arguments
-                    .iter()
-                    .map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" }))
-                    .collect();
-                writeln!(out, "  {}({})", p.name, args.join(", "))?;
-            }
-            writeln!(out, "\ncompletes ({}):", plugin.completable.len())?;
-            for c in &plugin.completable {
-                match c {
-                    completion::CompletionRef::Prompt(p) => {
-                        writeln!(out, "  arguments of prompt {p}")?
-                    }
-                    completion::CompletionRef::ResourceTemplate(t) => {
-                        writeln!(out, "  variables of template {t}")?
-                    }
-                }
-            }
-        }
-        Err(e) => writeln!(out, "\ncannot serve it: {e:#}")?,
-    }
-    Ok(out)
 }

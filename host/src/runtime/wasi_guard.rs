@@ -15,7 +15,7 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
     OpenFlags, PathFlags,
 };
 
-use super::plugin::StoreState;
+use super::store::StoreState;
 
 /// The `wasi:filesystem/types` interface exactly as wasmtime-wasi's linker names it: plugins
 /// built against any 0.2.x link to it.

@@ -1,0 +1,137 @@
+//! `palisade inspect`: what a component exports and imports, what the sandbox gives it, and what
+//! the server would serve from it.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context as _, Result};
+use sha2::Digest as _;
+
+use crate::catalog::header_params;
+use crate::config::PluginConfig;
+use crate::runtime::bindings::completion;
+use crate::runtime::{Plugin, Runtime, import_status};
+
+/// The parameters a tool mirrors into HTTP headers (`x-mcp-header`), or why the markings get the
+/// tool left out when served.
+fn describe_header_params(out: &mut String, input_schema: &str) -> std::fmt::Result {
+    use std::fmt::Write as _;
+    let Ok(serde_json::Value::Object(schema)) = serde_json::from_str(input_schema) else {
+        return Ok(());
+    };
+    match header_params::header_params(&schema) {
+        Ok(params) => {
+            for param in params {
+                writeln!(
+                    out,
+                    "    header: Mcp-Param-{} <- {}",
+                    param.name,
+                    param.path.join(".")
+                )?;
+            }
+            Ok(())
+        }
+        Err(why) => writeln!(out, "    LEFT OUT when served: {why}"),
+    }
+}
+
+/// A description of a component for `palisade inspect`: its exports, its tools and its imports.
+pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> {
+    let wasm = std::fs::read(&config.path)
+        .with_context(|| format!("cannot read {}", config.path.display()))?;
+    let sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
+    let component = runtime
+        .cache
+        .load(&runtime.engine, &wasm, &sha256, &config.name)
+        .with_context(|| format!("{} is not a valid component", config.path.display()))?;
+    let ty = component.component_type();
+    let mut out = String::new();
+    writeln!(out, "component: {}", config.path.display())?;
+    writeln!(out, "size: {} bytes", wasm.len())?;
+    let pinned = match config.sha256 {
+        None => "",
+        Some(p) if p == sha256 => " (matches the pinned sha256)",
+        Some(_) => " (DIFFERS from the pinned sha256: it will not load)",
+    };
+    writeln!(out, "sha256: {}{pinned}", hex::encode(sha256))?;
+    let l = &config.limits;
+    writeln!(
+        out,
+        "limits: fuel_per_call={} fuel_per_second={} fuel_burst={} timeout_ms={} memory_mib={} \
+         output_kib={} calls_per_minute={} calls_per_minute_per_client={} concurrent_calls={}",
+        l.fuel_per_call,
+        l.fuel_per_second,
+        l.fuel_burst,
+        l.timeout_ms,
+        l.memory_bytes >> 20,
+        l.output_bytes >> 10,
+        l.calls_per_minute,
+        l.calls_per_minute_per_client,
+        l.concurrent_calls
+    )?;
+    writeln!(out, "\nexports:")?;
+    for (name, _) in ty.exports(&runtime.engine) {
+        // Toolchains add exports of their own (componentize-py exports `exports` with its build-time
+        // `init`); the host never calls them.
+        let note = if name.starts_with("palisade:plugin/") {
+            ""
+        } else {
+            " (not part of the contract: never called)"
+        };
+        writeln!(out, "  {name}{note}")?;
+    }
+    writeln!(out, "\nimports (and what the sandbox gives for each):")?;
+    for (name, _) in ty.imports(&runtime.engine) {
+        writeln!(out, "  {name}: {}", import_status(name, &config))?;
+    }
+    match Plugin::load(runtime, config).await {
+        Ok(plugin) => {
+            let e = plugin.exports;
+            writeln!(
+                out,
+                "\nprovides: tools={} resources={} prompts={} completion={}",
+                e.tools, e.resources, e.prompts, e.completion
+            )?;
+            writeln!(out, "\ntools ({}):", plugin.tools.len())?;
+            for tool in &plugin.tools {
+                writeln!(
+                    out,
+                    "  {}: {}",
+                    tool.name,
+                    tool.description.as_deref().unwrap_or("(no description)")
+                )?;
+                writeln!(out, "    input schema: {}", tool.input_schema)?;
+                describe_header_params(&mut out, &tool.input_schema)?;
+            }
+            writeln!(out, "\nresources ({}):", plugin.resources.len())?;
+            for r in &plugin.resources {
+                writeln!(out, "  {} ({})", r.uri, r.name)?;
+            }
+            writeln!(out, "\nresource templates ({}):", plugin.templates.len())?;
+            for t in &plugin.templates {
+                writeln!(out, "  {} ({})", t.uri_template, t.name)?;
+            }
+            writeln!(out, "\nprompts ({}):", plugin.prompts.len())?;
+            for p in &plugin.prompts {
+                let args: Vec<String> = p
+                    .arguments
+                    .iter()
+                    .map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" }))
+                    .collect();
+                writeln!(out, "  {}({})", p.name, args.join(", "))?;
+            }
+            writeln!(out, "\ncompletes ({}):", plugin.completable.len())?;
+            for c in &plugin.completable {
+                match c {
+                    completion::CompletionRef::Prompt(p) => {
+                        writeln!(out, "  arguments of prompt {p}")?
+                    }
+                    completion::CompletionRef::ResourceTemplate(t) => {
+                        writeln!(out, "  variables of template {t}")?
+                    }
+                }
+            }
+        }
+        Err(e) => writeln!(out, "\ncannot serve it: {e:#}")?,
+    }
+    Ok(out)
+}
