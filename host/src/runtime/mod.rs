@@ -4,6 +4,7 @@
 
 pub mod bindings;
 mod cache;
+mod call;
 mod engine;
 pub mod gate;
 mod host_api;
@@ -17,8 +18,8 @@ mod store;
 mod wasi_guard;
 
 pub use cache::CompileCache;
+pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
-pub use host_api::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use limits::LimitExceeded;
 pub use plugin::{CallError, Exports, Plugin, import_status};
 

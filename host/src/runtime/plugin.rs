@@ -16,8 +16,8 @@ use wasmtime_wasi_http::WasiHttpCtx;
 
 use super::Runtime;
 use super::bindings::{self, completion, prompts, resources, tools, types};
+use super::call::CallContext;
 use super::gate::Gate;
-use super::host_api::CallContext;
 use super::lift::{
     Budgeted, CallResultView, CompletionRefView, CompletionResultView, IntoOwned, LiftBudget, Many,
     PluginErrorView, PromptResultView, PromptView, ResourceContentsView, ResourceTemplateView,

@@ -8,7 +8,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use super::host_api::CallContext;
+use super::call::CallContext;
 use super::limits::MemoryLimiter;
 use super::network::NetworkPolicy;
 use super::sandbox::Grants;
