@@ -1,6 +1,6 @@
 //! `palisade.toml`: the operator's configuration, validated before anything is loaded.
 //!
-//! Every field is documented in the README. Unknown fields are rejected so that a typo never silently
+//! Every field is documented in docs/configuration.md. Unknown fields are rejected so that a typo never silently
 //! turns a grant or a limit into its default.
 
 use std::collections::BTreeMap;
@@ -464,8 +464,8 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let file: ConfigFile = toml::from_str(text).map_err(|e| {
             ConfigError(format!(
-                "{}: {}\nhow to fix: correct or remove the field; every field is listed under \
-                 \"Configuration\" in the README",
+                "{}: {}\nhow to fix: correct or remove the field; every field is listed in \
+                 docs/configuration.md",
                 path.display(),
                 e.to_string().trim_end()
             ))
