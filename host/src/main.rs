@@ -10,9 +10,9 @@ use sha2::{Digest as _, Sha256};
 
 use palisade::catalog::Catalog;
 use palisade::inspect::inspect;
-use palisade::live;
-use palisade::mcp::request_state::StateKey;
+use palisade::mcp::stateless::request_state::StateKey;
 use palisade::mcp::{Server, StateSettings};
+use palisade::reload;
 use palisade::runtime::sandbox::Root;
 use palisade::runtime::{CompileCache, Runtime};
 use palisade::setup::{self, ServeOptions};
@@ -240,7 +240,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     );
     if config.watch {
         // Serving matters more than reloading: without a watcher, say so and go on.
-        if let Err(e) = live::start(server.clone(), runtime, options, plugins) {
+        if let Err(e) = reload::start(server.clone(), runtime, options, plugins) {
             tracing::warn!("live reload is off: cannot watch files: {e:#}");
         }
     }

@@ -2,7 +2,7 @@
 //! (`sampling/createMessage`) and its roots (`roots/list`), shaped for the client's revision and
 //! put only to a client that declared it can answer them. Initialize-based sessions send them at
 //! once ([`SessionClient`]); the stateless revision returns them as input requests
-//! (`super::input_round`).
+//! (`super::stateless::input_round`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -179,7 +179,7 @@ impl ClientView<'_> {
                     return Err("requested-schema must be a JSON object".into());
                 }
                 let mut params = json!({ "message": form.message, "requestedSchema": schema });
-                if version.is_modern() {
+                if version.is_stateless() {
                     params["mode"] = "form".into();
                 }
                 Ok(params)
@@ -190,7 +190,7 @@ impl ClientView<'_> {
                 }
                 let mut params = json!({ "mode": "url", "message": url.message, "url": url.url });
                 // 2026-07-28 dropped the id: the retry itself says the interaction ended.
-                if !version.is_modern() {
+                if !version.is_stateless() {
                     params["elicitationId"] = url.elicitation_id.into();
                 }
                 Ok(params)

@@ -94,13 +94,13 @@ pub(super) fn changed_lists(old: &Catalog, new: &Catalog) -> Vec<ListKind> {
     let tools = |c: &Catalog| -> Vec<Value> {
         c.tools()
             .iter()
-            .map(|t| wire::tool(t, ProtocolVersion::LATEST))
+            .map(|t| wire::tool(t, ProtocolVersion::LATEST_WITH_SESSIONS))
             .collect()
     };
     let prompts = |c: &Catalog| -> Vec<Value> {
         c.prompts()
             .iter()
-            .map(|p| wire::prompt(p, ProtocolVersion::LATEST))
+            .map(|p| wire::prompt(p, ProtocolVersion::LATEST_WITH_SESSIONS))
             .collect()
     };
     // Fixed resources are listed live; what the catalog decides is the templates and which
@@ -110,14 +110,14 @@ pub(super) fn changed_lists(old: &Catalog, new: &Catalog) -> Vec<ListKind> {
             .resources
             .templates()
             .iter()
-            .map(|t| wire::resource_template(&t.template, ProtocolVersion::LATEST))
+            .map(|t| wire::resource_template(&t.template, ProtocolVersion::LATEST_WITH_SESSIONS))
             .collect();
         let fixed = c
             .resource_plugins()
             .flat_map(|p| {
                 p.resources
                     .iter()
-                    .map(|r| wire::resource(r, ProtocolVersion::LATEST))
+                    .map(|r| wire::resource(r, ProtocolVersion::LATEST_WITH_SESSIONS))
             })
             .collect();
         (templates, fixed)

@@ -15,7 +15,7 @@ use super::jsonrpc::{
     INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError,
 };
 use super::plugin_events::{self, LEVEL_NAMES};
-use super::stateless::ModernCall;
+use super::stateless::StatelessCall;
 use super::version::ProtocolVersion;
 use super::{Session, lists, wire};
 use crate::audit::AuditRecord;
@@ -54,14 +54,14 @@ impl Session {
         method: &str,
         params: Map<String, Value>,
         cancelled: CancellationToken,
-        modern: Option<&ModernCall>,
+        stateless: Option<&StatelessCall>,
     ) -> Result<Value, RpcError> {
         let call = Call {
             id,
             params: &params,
             version,
             cancelled,
-            modern,
+            stateless,
         };
         match method {
             "ping" => Ok(json!({})),
@@ -260,8 +260,8 @@ impl Session {
     /// Whom a plugin call's questions go to: the client at once (initialize-based sessions), or
     /// the input requests of this attempt (2026-07-28).
     fn client_channel(self: &Arc<Self>, call: &Call<'_>) -> Arc<dyn ClientChannel> {
-        match call.modern {
-            Some(ModernCall {
+        match call.stateless {
+            Some(StatelessCall {
                 round: Some(round), ..
             }) => round.clone(),
             // Lists and completions of this revision cannot carry input requests.
@@ -319,7 +319,7 @@ impl Session {
     async fn read_resource(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
         let uri = string_param(call.params, "uri")?;
         // 2026-07-28 made it invalid params, as JSON-RPC has it.
-        let code = if call.version.is_modern() {
+        let code = if call.version.is_stateless() {
             INVALID_PARAMS
         } else {
             RESOURCE_NOT_FOUND
@@ -501,8 +501,8 @@ impl Session {
         f: impl AsyncFnOnce(CallContext) -> Result<R, CallError>,
     ) -> Result<R, CallError> {
         let roots = self.call_roots(plugin, call).await;
-        let log_level = match call.modern {
-            Some(modern) => modern.meta.log_level,
+        let log_level = match call.stateless {
+            Some(stateless) => stateless.meta.log_level,
             None => Some(*self.log_level.lock().unwrap_or_else(|e| e.into_inner())),
         };
         let progress_token = call
@@ -543,7 +543,7 @@ impl Session {
     async fn call_roots(&self, plugin: &Plugin, call: &Call<'_>) -> Arc<Vec<Root>> {
         if plugin.config.roots == RootsAccess::None {
             Arc::new(Vec::new())
-        } else if call.modern.is_some() {
+        } else if call.stateless.is_some() {
             // 2026-07-28 deprecates client roots and has no session to keep them in: a
             // stateless request gets the roots the server was configured with.
             self.server.roots.clone()
@@ -624,13 +624,13 @@ struct Call<'a> {
     version: ProtocolVersion,
     cancelled: CancellationToken,
     /// For a stateless request: its metadata and input round.
-    modern: Option<&'a ModernCall>,
+    stateless: Option<&'a StatelessCall>,
 }
 
 impl Call<'_> {
     /// Whether the plugin asked the client something this attempt has no answer to.
     fn awaiting_input(&self) -> bool {
-        self.modern
+        self.stateless
             .and_then(|m| m.round.as_ref())
             .is_some_and(|r| r.awaiting())
     }

@@ -2,16 +2,13 @@
 
 mod client_requests;
 mod coalesce;
-mod input_round;
 pub mod jsonrpc;
 mod lists;
 mod methods;
-pub mod modern;
 mod plugin_events;
-pub mod request_state;
 pub mod roots;
 pub mod session;
-mod stateless;
+pub mod stateless;
 pub mod version;
 pub mod wire;
 
@@ -29,8 +26,8 @@ use crate::runtime::bindings::host::ListKind;
 use crate::runtime::sandbox::Root;
 use version::ProtocolVersion;
 
-pub use input_round::StateSettings;
 pub use session::{Accepted, Outbox, Outgoing, Reply, Session, batch_responses};
+pub use stateless::input_round::StateSettings;
 
 /// Something every session may have to tell its client.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +37,7 @@ pub enum Change {
 }
 
 /// How the server reaches the live reloader.
-pub struct LiveHooks {
+pub struct ReloadHooks {
     /// Plugins that asked to be listed again, and the list they said changed.
     pub relist: mpsc::UnboundedSender<(Arc<str>, ListKind)>,
     /// Directories with files behind resources, to watch.
@@ -58,7 +55,7 @@ pub struct Server {
     /// Host files behind resources (as the plugins listed them), to the URIs they back.
     resource_files: RwLock<HashMap<PathBuf, BTreeSet<String>>>,
     /// The live reloader, when it runs.
-    live: RwLock<Option<LiveHooks>>,
+    reload: RwLock<Option<ReloadHooks>>,
     /// Tokens and scopes.
     pub access: AccessConfig,
     /// Where every tool call is recorded, when configured.
@@ -88,7 +85,7 @@ impl Server {
             roots: Arc::new(roots),
             changes: broadcast::channel(256).0,
             resource_files: RwLock::new(HashMap::new()),
-            live: RwLock::new(None),
+            reload: RwLock::new(None),
         })
     }
 
@@ -151,12 +148,12 @@ impl Server {
     }
 
     /// Connects the live reloader.
-    pub fn set_live_hooks(&self, hooks: LiveHooks) {
-        *self.live.write().unwrap_or_else(|e| e.into_inner()) = Some(hooks);
+    pub fn set_reload_hooks(&self, hooks: ReloadHooks) {
+        *self.reload.write().unwrap_or_else(|e| e.into_inner()) = Some(hooks);
     }
 
     fn request_relist(&self, plugin: Arc<str>, kind: ListKind) {
-        match &*self.live.read().unwrap_or_else(|e| e.into_inner()) {
+        match &*self.reload.read().unwrap_or_else(|e| e.into_inner()) {
             Some(live) => {
                 let _ = live.relist.send((plugin, kind));
             }
@@ -166,7 +163,7 @@ impl Server {
 
     /// Remembers which host files back which resource URIs, and has their directories watched.
     pub fn record_resource_files(&self, files: impl IntoIterator<Item = (PathBuf, String)>) {
-        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        let live = self.reload.read().unwrap_or_else(|e| e.into_inner());
         let mut map = self
             .resource_files
             .write()
@@ -194,7 +191,7 @@ impl Server {
     }
 
     fn initialize_result(&self, version: ProtocolVersion) -> Value {
-        let mut server_info = modern::server_info();
+        let mut server_info = stateless::meta::server_info();
         if version < ProtocolVersion::V2025_06_18
             && let Some(info) = server_info.as_object_mut()
         {

@@ -13,9 +13,9 @@ use tokio_util::task::TaskTracker;
 
 use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
 use super::methods::SESSION_METHODS;
-use super::modern::{self, RequestMeta};
 use super::plugin_events::LogGate;
 use super::stateless::list_changed_method;
+use super::stateless::meta::{self, RequestMeta};
 use super::version::ProtocolVersion;
 use super::{Change, Server, roots};
 use crate::config::Identity;
@@ -382,8 +382,8 @@ impl Session {
             }
         };
         let immediate = |result: Result<Value, RpcError>| Accepted::now(&id, result);
-        if self.stateless || modern::is_modern_request(&method, &params) {
-            if modern::unknown_method(&method, modern::requested_version(&params)) {
+        if self.stateless || meta::is_stateless_request(&method, &params) {
+            if meta::unknown_method(&method, meta::requested_version(&params)) {
                 return immediate(Err(method_not_found(&method, "the stateless revision")));
             }
             let meta = match RequestMeta::parse(&params) {
@@ -398,7 +398,7 @@ impl Session {
             return self.in_flight_reply(id, move |id, cancelled| {
                 Box::pin(async move {
                     session
-                        .modern_request(meta, version, &id, &method, params, cancelled)
+                        .stateless_request(meta, version, &id, &method, params, cancelled)
                         .await
                 })
             });

@@ -1,8 +1,8 @@
 //! The protocol revisions served, and negotiation.
 //!
-//! Two eras share one process: the *legacy* revisions open a session with `initialize`; the
-//! *modern* ones (2026-07-28 on) carry their version and the client's capabilities in every
-//! request's `_meta` and keep no session.
+//! Two eras share one process: the revisions *with sessions* (2024-11-05 to 2025-11-25) open one
+//! with `initialize`; the *stateless* ones (2026-07-28 on) carry their version and the client's
+//! capabilities in every request's `_meta` and keep no session.
 
 use std::fmt;
 
@@ -18,28 +18,28 @@ pub enum ProtocolVersion {
 
 impl ProtocolVersion {
     /// The revisions an `initialize` can negotiate.
-    pub const ALL: [ProtocolVersion; 4] = [
+    pub const WITH_SESSIONS: [ProtocolVersion; 4] = [
         ProtocolVersion::V2024_11_05,
         ProtocolVersion::V2025_03_26,
         ProtocolVersion::V2025_06_18,
         ProtocolVersion::V2025_11_25,
     ];
-    /// The newest legacy revision, the answer to an `initialize` asking for one we lack.
-    pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
+    /// The newest revision with sessions, the answer to an `initialize` asking for one we lack.
+    pub const LATEST_WITH_SESSIONS: ProtocolVersion = ProtocolVersion::V2025_11_25;
     /// The revisions served statelessly, per request, newest first.
-    pub const MODERN: [ProtocolVersion; 1] = [ProtocolVersion::V2026_07_28];
+    pub const STATELESS: [ProtocolVersion; 1] = [ProtocolVersion::V2026_07_28];
 
-    /// A legacy revision by name.
-    pub fn parse(s: &str) -> Option<ProtocolVersion> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    /// A revision with sessions, by name.
+    pub fn parse_with_sessions(s: &str) -> Option<ProtocolVersion> {
+        Self::WITH_SESSIONS.into_iter().find(|v| v.as_str() == s)
     }
 
-    /// A modern revision by name.
-    pub fn parse_modern(s: &str) -> Option<ProtocolVersion> {
-        Self::MODERN.into_iter().find(|v| v.as_str() == s)
+    /// A stateless revision, by name.
+    pub fn parse_stateless(s: &str) -> Option<ProtocolVersion> {
+        Self::STATELESS.into_iter().find(|v| v.as_str() == s)
     }
 
-    pub fn is_modern(self) -> bool {
+    pub fn is_stateless(self) -> bool {
         self >= ProtocolVersion::V2026_07_28
     }
 
@@ -56,7 +56,7 @@ impl ProtocolVersion {
     /// The version to answer a client that asked for `requested`: the same if served, else the
     /// latest (the client then decides whether to go on).
     pub fn negotiate(requested: &str) -> ProtocolVersion {
-        Self::parse(requested).unwrap_or(Self::LATEST)
+        Self::parse_with_sessions(requested).unwrap_or(Self::LATEST_WITH_SESSIONS)
     }
 }
 
@@ -72,13 +72,16 @@ mod tests {
 
     #[test]
     fn supported_versions_are_echoed_others_get_the_latest() {
-        for v in ProtocolVersion::ALL {
+        for v in ProtocolVersion::WITH_SESSIONS {
             assert_eq!(ProtocolVersion::negotiate(v.as_str()), v);
         }
         assert_eq!(
             ProtocolVersion::negotiate("2099-01-01"),
-            ProtocolVersion::LATEST
+            ProtocolVersion::LATEST_WITH_SESSIONS
         );
-        assert_eq!(ProtocolVersion::negotiate(""), ProtocolVersion::LATEST);
+        assert_eq!(
+            ProtocolVersion::negotiate(""),
+            ProtocolVersion::LATEST_WITH_SESSIONS
+        );
     }
 }

@@ -78,11 +78,13 @@ pub fn check_protocol_version(headers: &HeaderMap) -> Result<(), Refused> {
         return Ok(());
     };
     let value = value.to_str().unwrap_or("");
-    match ProtocolVersion::parse(value) {
+    match ProtocolVersion::parse_with_sessions(value) {
         Some(_) => Ok(()),
         None => Err(Refused(format!(
             "unsupported MCP-Protocol-Version `{value}`; this server speaks {}",
-            ProtocolVersion::ALL.map(|v| v.as_str()).join(", ")
+            ProtocolVersion::WITH_SESSIONS
+                .map(|v| v.as_str())
+                .join(", ")
         ))),
     }
 }

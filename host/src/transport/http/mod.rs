@@ -9,8 +9,8 @@
 mod auth;
 pub mod conn;
 pub mod guard;
-mod legacy;
-mod modern;
+mod sse_2024;
+mod stateless;
 mod streams;
 
 use std::collections::HashMap;
@@ -64,7 +64,7 @@ struct AppState {
     options: HttpOptions,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// Sessions of the 2024-11-05 HTTP+SSE transport.
-    legacy: Mutex<HashMap<String, Arc<legacy::LegacySession>>>,
+    sse_2024: Mutex<HashMap<String, Arc<sse_2024::Sse2024Session>>>,
     /// Bytes of replay history all sessions keep.
     history: ServerHistory,
 }
@@ -85,7 +85,7 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
     let state = Arc::new(AppState {
         server,
         sessions: Mutex::new(HashMap::new()),
-        legacy: Mutex::new(HashMap::new()),
+        sse_2024: Mutex::new(HashMap::new()),
         history: ServerHistory::default(),
         options: options.clone(),
     });
@@ -105,8 +105,8 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         .expose_headers([HeaderName::from_static("mcp-session-id")]);
     let app = axum::Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
-        .route("/sse", get(legacy::open))
-        .route("/messages", post(legacy::message))
+        .route("/sse", get(sse_2024::open))
+        .route("/messages", post(sse_2024::message))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         // A client sending its body a byte at a time is cut off.
         .layer(RequestBodyTimeoutLayer::new(options.body_timeout))
@@ -131,12 +131,12 @@ async fn post_mcp(
         Ok(posted) => posted,
         Err(response) => return response,
     };
-    if modern::is_modern(&headers, &value) {
-        return modern::post(&state.server, &headers, identity, value).await;
+    if stateless::is_stateless(&headers, &value) {
+        return stateless::post(&state.server, &headers, identity, value).await;
     }
     // Errors about the POST echo its request's id, when it has a usable one.
     let id = jsonrpc::reply_id(&value);
-    if let Err(refused) = check_legacy_version(&headers, &id) {
+    if let Err(refused) = check_session_version(&headers, &id) {
         return refused;
     }
     if value.get("method").and_then(Value::as_str) == Some("initialize") {
@@ -358,10 +358,10 @@ async fn delete_mcp(
 /// GET and DELETE act on an initialize-based session; without one (the stateless revision has
 /// none, and no GET stream) they are not allowed.
 fn sessionless(headers: &HeaderMap) -> Option<Response> {
-    let modern = headers
-        .get("mcp-protocol-version")
-        .is_some_and(|v| ProtocolVersion::parse(v.to_str().unwrap_or("").trim()).is_none());
-    if session_id(headers).is_some() && !modern {
+    let stateless = headers.get("mcp-protocol-version").is_some_and(|v| {
+        ProtocolVersion::parse_with_sessions(v.to_str().unwrap_or("").trim()).is_none()
+    });
+    if session_id(headers).is_some() && !stateless {
         return None;
     }
     let mut response = http_error(
@@ -432,12 +432,12 @@ fn check_request(
 #[allow(clippy::result_large_err)]
 fn room_for_session(state: &AppState, client: &str, id: &Value) -> Result<(), Response> {
     let sessions = lock(&state.sessions);
-    let legacy = lock(&state.legacy);
-    let total = sessions.len() + legacy.len();
+    let sse_2024 = lock(&state.sse_2024);
+    let total = sessions.len() + sse_2024.len();
     let own = sessions
         .values()
         .map(|s| s.session.client())
-        .chain(legacy.values().map(|l| l.session.client()))
+        .chain(sse_2024.values().map(|l| l.session.client()))
         .filter(|c| *c == client)
         .count();
     let (max_total, max_own) = (
@@ -479,7 +479,7 @@ fn room_for_session(state: &AppState, client: &str, id: &Value) -> Result<(), Re
 
 /// An initialize-based request's protocol version header names a revision we serve.
 #[allow(clippy::result_large_err)]
-fn check_legacy_version(headers: &HeaderMap, id: &Value) -> Result<(), Response> {
+fn check_session_version(headers: &HeaderMap, id: &Value) -> Result<(), Response> {
     guard::check_protocol_version(headers).map_err(|Refused(why)| {
         http_error_about(StatusCode::BAD_REQUEST, id, INVALID_REQUEST, &why)
     })
@@ -493,7 +493,7 @@ fn check_stream_request(
     headers: &HeaderMap,
 ) -> Result<Identity, Response> {
     let identity = check_request(state, peer, headers)?;
-    check_legacy_version(headers, &Value::Null)?;
+    check_session_version(headers, &Value::Null)?;
     if !accepts(headers, "text/event-stream") {
         return Err(http_error(
             StatusCode::NOT_ACCEPTABLE,

@@ -1,6 +1,10 @@
 //! Requests of the stateless revision (2026-07-28): everything a request needs comes with it, so
 //! they are served the same on any connection, process, or replica behind a load balancer.
 
+pub mod input_round;
+pub mod meta;
+pub mod request_state;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -8,15 +12,15 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::input_round::InputRound;
-use super::jsonrpc::{self, METHOD_NOT_FOUND, RpcError};
-use super::modern::{CacheScope, META_SUBSCRIPTION_ID, RequestMeta, finish_result};
-use super::version::ProtocolVersion;
-use super::{Change, Server, Session};
+use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND, RpcError};
+use crate::mcp::version::ProtocolVersion;
+use crate::mcp::{Change, Server, Session};
 use crate::runtime::bindings::host::ListKind;
+use input_round::InputRound;
+use meta::{CacheScope, META_SUBSCRIPTION_ID, RequestMeta, finish_result};
 
 /// What a stateless request brings besides its parameters.
-pub(super) struct ModernCall {
+pub(crate) struct StatelessCall {
     pub meta: RequestMeta,
     /// For requests that may ask the client for input: this attempt's answers and questions.
     pub round: Option<Arc<InputRound>>,
@@ -25,7 +29,7 @@ pub(super) struct ModernCall {
 impl Session {
     /// Serves one stateless request; its result is complete with `resultType`, the server's
     /// identity and cache hints.
-    pub(super) async fn modern_request(
+    pub(crate) async fn stateless_request(
         self: &Arc<Self>,
         meta: RequestMeta,
         version: ProtocolVersion,
@@ -42,8 +46,8 @@ impl Session {
             | "resources/templates/list"
             | "prompts/list"
             | "completion/complete" => {
-                let modern = ModernCall { meta, round: None };
-                self.request(version, id, method, params, cancelled, Some(&modern))
+                let call = StatelessCall { meta, round: None };
+                self.request(version, id, method, params, cancelled, Some(&call))
                     .await
             }
             "tools/call" | "prompts/get" | "resources/read" => {
@@ -58,12 +62,12 @@ impl Session {
                     &arguments,
                     &params,
                 )?);
-                let modern = ModernCall {
+                let call = StatelessCall {
                     meta,
                     round: Some(round.clone()),
                 };
                 let result = self
-                    .request(version, id, method, params, cancelled, Some(&modern))
+                    .request(version, id, method, params, cancelled, Some(&call))
                     .await;
                 let failed = match &result {
                     Ok(r) => r.get("isError") == Some(&Value::Bool(true)),
@@ -147,9 +151,9 @@ impl Session {
 impl Server {
     fn discover_result(&self, version: ProtocolVersion) -> Value {
         json!({
-            "supportedVersions": ProtocolVersion::MODERN.map(|v| v.as_str()),
+            "supportedVersions": ProtocolVersion::STATELESS.map(|v| v.as_str()),
             "capabilities": self.capabilities(version),
-            "instructions": super::INSTRUCTIONS,
+            "instructions": crate::mcp::INSTRUCTIONS,
         })
     }
 
@@ -282,7 +286,7 @@ impl Filter {
     }
 }
 
-pub(super) fn list_changed_method(kind: ListKind) -> &'static str {
+pub(crate) fn list_changed_method(kind: ListKind) -> &'static str {
     match kind {
         ListKind::Tools => "notifications/tools/list_changed",
         ListKind::Resources => "notifications/resources/list_changed",

@@ -20,9 +20,9 @@ use super::{http_error, json_response, json_text_response, sse_response};
 use crate::catalog::shown;
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RpcError};
-use crate::mcp::modern::{
+use crate::mcp::stateless::meta::{
     HEADER_MISMATCH, META_PROTOCOL_VERSION, MISSING_CLIENT_CAPABILITY, RequestMeta,
-    UNSUPPORTED_PROTOCOL_VERSION, is_modern_request, requested_version, unknown_method,
+    UNSUPPORTED_PROTOCOL_VERSION, is_stateless_request, requested_version, unknown_method,
 };
 use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Accepted, Outbox, Outgoing, Server, Session};
@@ -30,17 +30,17 @@ use crate::transport::queue;
 
 /// Whether a POST is a stateless request: its version header names no initialize-based revision,
 /// or its body says it is one.
-pub fn is_modern(headers: &HeaderMap, body: &Value) -> bool {
+pub fn is_stateless(headers: &HeaderMap, body: &Value) -> bool {
     if let Some(version) = headers.get("mcp-protocol-version") {
         let version = version.to_str().unwrap_or("").trim();
-        if ProtocolVersion::parse(version).is_none() {
+        if ProtocolVersion::parse_with_sessions(version).is_none() {
             return true;
         }
     }
     let method = body.get("method").and_then(Value::as_str).unwrap_or("");
     match body.get("params").and_then(Value::as_object) {
-        Some(params) => is_modern_request(method, params),
-        None => is_modern_request(method, &Map::new()),
+        Some(params) => is_stateless_request(method, params),
+        None => is_stateless_request(method, &Map::new()),
     }
 }
 
@@ -390,26 +390,26 @@ mod tests {
     }
 
     #[test]
-    fn modern_posts_are_told_apart_from_legacy_ones() {
-        let legacy = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
-        assert!(!is_modern(&headers(&[]), &legacy));
-        assert!(!is_modern(
+    fn stateless_posts_are_told_apart_from_session_ones() {
+        let session = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+        assert!(!is_stateless(&headers(&[]), &session));
+        assert!(!is_stateless(
             &headers(&[("mcp-protocol-version", "2025-11-25")]),
-            &legacy
+            &session
         ));
-        assert!(is_modern(
+        assert!(is_stateless(
             &headers(&[("mcp-protocol-version", "2026-07-28")]),
-            &legacy
+            &session
         ));
-        assert!(is_modern(
+        assert!(is_stateless(
             &headers(&[("mcp-protocol-version", "v999")]),
-            &legacy
+            &session
         ));
         let discover = json!({ "jsonrpc": "2.0", "id": 1, "method": "server/discover" });
-        assert!(is_modern(&headers(&[]), &discover));
+        assert!(is_stateless(&headers(&[]), &discover));
         let with_meta = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list",
             "params": { "_meta": { META_PROTOCOL_VERSION: "2026-07-28" } } });
-        assert!(is_modern(&headers(&[]), &with_meta));
+        assert!(is_stateless(&headers(&[]), &with_meta));
     }
 
     #[test]

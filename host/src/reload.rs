@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use crate::catalog::{Catalog, definition_changes};
 use crate::config::RootsAccess;
-use crate::mcp::{Change, LiveHooks, Server};
+use crate::mcp::{Change, ReloadHooks, Server};
 use crate::runtime::bindings::host::ListKind;
 use crate::runtime::{Plugin, Runtime};
 use crate::setup::{ServeOptions, Wanted, log_loaded};
@@ -57,7 +57,7 @@ pub fn start(
         })?;
     let (relist_tx, relist) = mpsc::unbounded_channel();
     let (watch_tx, watch_requests) = mpsc::unbounded_channel();
-    server.set_live_hooks(LiveHooks {
+    server.set_reload_hooks(ReloadHooks {
         relist: relist_tx,
         watch: watch_tx,
     });

@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use super::client_requests::{ClientView, Unaskable, input_request, input_response};
-use super::jsonrpc::{INVALID_PARAMS, RpcError};
-use super::modern::{MISSING_CLIENT_CAPABILITY, RequestMeta};
+use super::meta::{MISSING_CLIENT_CAPABILITY, RequestMeta};
 use super::request_state::{RequestState, StateKey, request_digest};
-use super::version::ProtocolVersion;
+use crate::mcp::client_requests::{ClientView, Unaskable, input_request, input_response};
+use crate::mcp::jsonrpc::{INVALID_PARAMS, RpcError};
+use crate::mcp::version::ProtocolVersion;
 use crate::runtime::bindings::host::{AskError, InputRequest};
 use crate::runtime::{Answers, ClientChannel, PendingAnswers};
 
@@ -30,7 +30,7 @@ pub struct StateSettings {
 }
 
 /// One attempt of a request that may ask the client for input.
-pub(super) struct InputRound {
+pub(crate) struct InputRound {
     version: ProtocolVersion,
     capabilities: Value,
     /// Answers known to this attempt, by key.

@@ -21,8 +21,8 @@ use crate::mcp::jsonrpc::INVALID_REQUEST;
 use crate::mcp::{Accepted, Outbox, Outgoing, Session};
 use crate::transport::queue;
 
-/// A legacy session: everything it sends goes to its one stream.
-pub(super) struct LegacySession {
+/// A session of the HTTP+SSE transport: everything it sends goes to its one stream.
+pub(super) struct Sse2024Session {
     pub(super) session: Arc<Session>,
 }
 
@@ -47,10 +47,10 @@ pub(super) async fn open(
     let overflowed = sender.overflowed();
     let session = Session::new(
         state.server.clone(),
-        Arc::new(LegacyOutbox(sender)),
+        Arc::new(Sse2024Outbox(sender)),
         identity,
     );
-    lock(&state.legacy).insert(id.clone(), Arc::new(LegacySession { session }));
+    lock(&state.sse_2024).insert(id.clone(), Arc::new(Sse2024Session { session }));
     tracing::info!(session = id, "HTTP+SSE session started");
     let endpoint = Event::default()
         .event("endpoint")
@@ -93,11 +93,11 @@ pub(super) async fn message(
         Ok(posted) => posted,
         Err(response) => return response,
     };
-    let found = lock(&state.legacy)
+    let found = lock(&state.sse_2024)
         .get(&query.session_id)
         .filter(|l| l.session.client() == &*identity.client)
         .cloned();
-    let Some(legacy) = found else {
+    let Some(sse) = found else {
         return http_error(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
@@ -107,11 +107,11 @@ pub(super) async fn message(
     // Same path as a stdio line: answers go out on the stream. A message that is not JSON-RPC
     // is refused here instead, so the client learns which POST was wrong.
     if value.is_array() {
-        legacy.session.receive_value(value);
+        sse.session.receive_value(value);
     } else {
-        match legacy.session.accept(value) {
+        match sse.session.accept(value) {
             Accepted::Invalid(error) => return json_response(StatusCode::BAD_REQUEST, &error),
-            accepted => legacy.session.deliver(accepted),
+            accepted => sse.session.deliver(accepted),
         }
     }
     StatusCode::ACCEPTED.into_response()
@@ -125,20 +125,20 @@ struct Closer {
 
 impl Drop for Closer {
     fn drop(&mut self) {
-        if let Some(legacy) = lock(&self.state.legacy).remove(&self.id) {
+        if let Some(sse) = lock(&self.state.sse_2024).remove(&self.id) {
             tracing::info!(
                 session = self.id,
                 "HTTP+SSE session ended: its stream closed"
             );
-            legacy.session.close();
+            sse.session.close();
         }
     }
 }
 
-/// A legacy session's messages as JSON text, in a queue bounded in bytes.
-struct LegacyOutbox(queue::QueueSender<String>);
+/// An HTTP+SSE session's messages as JSON text, in a queue bounded in bytes.
+struct Sse2024Outbox(queue::QueueSender<String>);
 
-impl Outbox for LegacyOutbox {
+impl Outbox for Sse2024Outbox {
     fn send(&self, outgoing: Outgoing) {
         let text = outgoing.message.to_string();
         let len = text.len();

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::jsonrpc::{INVALID_PARAMS, RpcError};
-use super::plugin_events::{LEVEL_NAMES, parse_level};
-use super::version::ProtocolVersion;
+use crate::mcp::jsonrpc::{INVALID_PARAMS, RpcError};
+use crate::mcp::plugin_events::{LEVEL_NAMES, parse_level};
+use crate::mcp::version::ProtocolVersion;
 use crate::runtime::bindings::host::LogLevel;
 
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -22,9 +22,9 @@ pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// The request's protocol version is not served.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
-/// Methods that exist only in the stateless revision: a request for one is modern even without
-/// `_meta`, so it gets the modern error for a missing `_meta`.
-const MODERN_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/listen"];
+/// Methods that exist only in the stateless revision: a request for one is stateless even without
+/// `_meta`, so it gets the stateless error for a missing `_meta`.
+const STATELESS_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/listen"];
 
 /// Every method a stateless request may name; anything else is `-32601` before `_meta` is read.
 pub const STATELESS_METHODS: [&str; 10] = [
@@ -54,17 +54,20 @@ pub fn requested_version(params: &Map<String, Value>) -> Option<&str> {
 /// the rest of `_meta`, so an unknown method is `-32601` whatever else is wrong with the
 /// request; under a version not served, the version is what is wrong.
 pub fn unknown_method(method: &str, requested: Option<&str>) -> bool {
-    requested.and_then(ProtocolVersion::parse_modern).is_some() && !is_stateless_method(method)
+    requested
+        .and_then(ProtocolVersion::parse_stateless)
+        .is_some()
+        && !is_stateless_method(method)
 }
 
 /// How long clients may reuse a list or discovery result. Lists change only on reloads, which
 /// `subscriptions/listen` announces.
 pub const LIST_TTL_MS: u64 = 60_000;
 
-/// Whether a request (not in a legacy session) is served statelessly: it names its version in
+/// Whether a request (not in an HTTP+SSE session) is served statelessly: it names its version in
 /// `_meta`, or calls a method only the stateless revision has.
-pub fn is_modern_request(method: &str, params: &Map<String, Value>) -> bool {
-    MODERN_ONLY_METHODS.contains(&method)
+pub fn is_stateless_request(method: &str, params: &Map<String, Value>) -> bool {
+    STATELESS_ONLY_METHODS.contains(&method)
         || params
             .get("_meta")
             .and_then(|m| m.get(META_PROTOCOL_VERSION))
@@ -127,7 +130,7 @@ impl RequestMeta {
 
     /// The requested version, if this server serves it statelessly; `-32022` otherwise.
     pub fn version(&self) -> Result<ProtocolVersion, RpcError> {
-        ProtocolVersion::parse_modern(&self.requested)
+        ProtocolVersion::parse_stateless(&self.requested)
             .ok_or_else(|| unsupported_version(&self.requested))
     }
 
@@ -143,14 +146,19 @@ fn malformed(message: impl Into<String>) -> RpcError {
 
 /// `UnsupportedProtocolVersionError`: what we serve statelessly, and what was asked.
 pub fn unsupported_version(requested: &str) -> RpcError {
-    let supported: Vec<&str> = ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect();
+    let supported: Vec<&str> = ProtocolVersion::STATELESS
+        .iter()
+        .map(|v| v.as_str())
+        .collect();
     RpcError::new(
         UNSUPPORTED_PROTOCOL_VERSION,
         format!(
             "Unsupported protocol version `{requested}`: this server serves {} per request, and \
              {} after an initialize handshake",
             supported.join(", "),
-            ProtocolVersion::ALL.map(|v| v.as_str()).join(", ")
+            ProtocolVersion::WITH_SESSIONS
+                .map(|v| v.as_str())
+                .join(", ")
         ),
     )
     .with_data(json!({ "supported": supported, "requested": requested }))
