@@ -1,0 +1,184 @@
+//! The configuration file as written: each section as TOML has it, before any check. Unknown fields
+//! are rejected here, so that a typo never silently turns a grant or a limit into its default.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::model::{AnnotationOverrides, AuditArguments, DirGrant, RootsAccess};
+
+/// The whole configuration file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub server: ServerSection,
+    #[serde(default)]
+    /// In the file's order: on a collision, the plugin further down is not served.
+    pub plugins: indexmap::IndexMap<String, PluginSection>,
+    #[serde(default)]
+    pub auth: AuthSection,
+    pub audit: Option<AuditSection>,
+}
+
+/// `[auth]`: bearer tokens for HTTP clients and the scopes they carry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSection {
+    /// The scope a client over stdio gets (default `all`).
+    pub stdio_scope: Option<String>,
+    /// Named scopes: lists of `PLUGIN` or `PLUGIN/TOOL` globs.
+    #[serde(default)]
+    pub scopes: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub tokens: Vec<TokenSection>,
+}
+
+/// `[[auth.tokens]]`: one token, given as exactly one of `sha256`, `file` or `env`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSection {
+    /// Names the client in logs, the audit log and rate limits.
+    pub name: String,
+    /// The SHA-256 of the token, in hex (`palisade token` prints one).
+    pub sha256: Option<String>,
+    /// A file holding the token, relative to the configuration file.
+    pub file: Option<PathBuf>,
+    /// An environment variable of the server's holding the token.
+    pub env: Option<String>,
+    /// The scope the token grants.
+    pub scope: String,
+}
+
+/// `[audit]`: one JSON line per call.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSection {
+    /// The log file, relative to the configuration file.
+    pub path: PathBuf,
+    /// Size at which the file is rotated, in MiB (default 10).
+    pub max_mib: Option<u64>,
+    /// Rotated files kept: `PATH.1` (newest) to `PATH.N` (default 5).
+    pub keep: Option<u32>,
+    /// `"hash"` (default: the SHA-256 of the arguments) or `"full"`.
+    #[serde(default)]
+    pub arguments: AuditArguments,
+    /// Serve calls even when the log cannot be written (default false: refuse them).
+    #[serde(default)]
+    pub fail_open: bool,
+}
+
+/// `[server]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    /// Items per page in list results.
+    pub page_size: Option<usize>,
+    /// Where compiled components are cached.
+    pub cache_dir: Option<PathBuf>,
+    /// Directories served as roots to clients that give none, relative to the file.
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
+    /// Reload plugins and this file when they change (default true).
+    pub watch: Option<bool>,
+    /// A file holding the secret `requestState` is signed with (2026-07-28 multi round-trip
+    /// requests), relative to this file; every process behind one load balancer needs the same.
+    pub request_state_key_file: Option<PathBuf>,
+    /// How long a client may take to answer input requests, in seconds (default 1800).
+    pub request_state_ttl_s: Option<u64>,
+    #[serde(default)]
+    pub http: HttpSection,
+}
+
+/// `[server.http]`: MCP over HTTP instead of stdio.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSection {
+    /// `ADDRESS:PORT` or `PORT` (on 127.0.0.1); serving HTTP when set.
+    pub listen: Option<String>,
+    /// Host names the `Host` header may carry, besides loopback.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call, besides loopback pages.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Seconds before an idle session is forgotten (default 1800).
+    pub session_idle_timeout_s: Option<u64>,
+    /// Largest request body in MiB (default 16).
+    pub max_body_mib: Option<u64>,
+    /// Seconds a client may take to send a request's headers, and a kept-alive connection may
+    /// sit idle (default 30).
+    pub header_timeout_s: Option<u64>,
+    /// Seconds a client may take to send a request's body (default 60).
+    pub body_timeout_s: Option<u64>,
+    /// Initialize-based sessions open at once, from all clients (default 1024).
+    pub max_sessions: Option<usize>,
+    /// Initialize-based sessions open at once from one client: a token, or an anonymous
+    /// client's address (default 64).
+    pub max_sessions_per_client: Option<usize>,
+}
+
+/// `[plugins.NAME]`
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSection {
+    /// The component file, relative to the configuration file.
+    pub path: PathBuf,
+    /// The prefix of the plugin's public tool names; the plugin's name by default, `""` for none.
+    pub prefix: Option<String>,
+    /// Access to the client's roots (and `--root` directories).
+    #[serde(default)]
+    pub roots: RootsAccess,
+    /// Host directories the plugin may use.
+    #[serde(default)]
+    pub dirs: Vec<DirGrant>,
+    #[serde(default)]
+    pub limits: LimitsSection,
+    /// Environment variables the plugin sees: a value, or `{ from_host = "VAR" }`.
+    #[serde(default)]
+    pub env: BTreeMap<String, EnvValue>,
+    /// Hosts the plugin may reach over `wasi:http` (see [`HostPattern`]).
+    #[serde(default)]
+    pub network: Vec<String>,
+    /// Per-tool settings, by the plugin's own tool name.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolSection>,
+    /// The SHA-256 the component file must have (hex); a different file is refused.
+    pub sha256: Option<String>,
+}
+
+/// An environment variable's value: given, or passed from the server's own environment.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum EnvValue {
+    Value(String),
+    FromHost { from_host: String },
+}
+
+/// `[plugins.NAME.tools.TOOL]`
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSection {
+    /// Ask the user (through elicitation) before every call.
+    #[serde(default)]
+    pub confirm: bool,
+    /// Replaces the plugin's own annotations, field by field.
+    #[serde(default)]
+    pub annotations: AnnotationOverrides,
+}
+
+/// `[plugins.NAME.limits]`; anything left out takes the default of [`Limits`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    pub fuel_per_call: Option<u64>,
+    pub fuel_per_second: Option<u64>,
+    pub fuel_burst: Option<u64>,
+    pub timeout_ms: Option<u64>,
+    pub memory_mib: Option<u64>,
+    pub output_kib: Option<u64>,
+    pub calls_per_minute: Option<u64>,
+    pub calls_per_minute_per_client: Option<u64>,
+    pub concurrent_calls: Option<u64>,
+}

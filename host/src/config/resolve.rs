@@ -1,0 +1,509 @@
+//! From the file as written (`file.rs`) to the resolved configuration (`model.rs`): every check,
+//! default and path resolution, with errors that say where and how to fix.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::file::*;
+use super::model::*;
+use super::{ConfigError, HostPattern, access};
+use access::{AccessConfig, Scope};
+
+/// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.
+pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok((std::net::Ipv4Addr::LOCALHOST, port).into());
+    }
+    if let Some(port) = text.strip_prefix("localhost:") {
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| format!("`{text}`: bad port"))?;
+        return Ok((std::net::Ipv4Addr::LOCALHOST, port).into());
+    }
+    text.parse().map_err(|_| {
+        format!("`{text}` is not PORT, localhost:PORT or IP:PORT (such as 127.0.0.1:8080)")
+    })
+}
+
+impl Config {
+    /// Reads and validates `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError(format!(
+                "cannot read configuration file {}: {e}",
+                path.display()
+            ))
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Validates the text of a configuration file; `path` names it in errors and anchors relative
+    /// paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let file: ConfigFile = toml::from_str(text).map_err(|e| {
+            ConfigError(format!(
+                "{}: {}\nhow to fix: correct or remove the field; every field is listed in \
+                 docs/configuration.md",
+                path.display(),
+                e.to_string().trim_end()
+            ))
+        })?;
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let at = |name: &str, field: &str| {
+            let line = line_of(text, name, field);
+            format!("{}{}: [plugins.{name}] {field}", path.display(), line)
+        };
+
+        let page_size = file.server.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+        if page_size == 0 || page_size > 10_000 {
+            return Err(ConfigError(format!(
+                "{}: [server] page_size = {page_size} is out of range\nhow to fix: use a number from 1 to 10000",
+                path.display()
+            )));
+        }
+        let cache_dir = file.server.cache_dir.map(|d| base.join(d));
+        let ttl = file
+            .server
+            .request_state_ttl_s
+            .unwrap_or(DEFAULT_REQUEST_STATE_TTL_S);
+        if !(1..=86_400).contains(&ttl) {
+            return Err(ConfigError(format!(
+                "{}: [server] request_state_ttl_s = {ttl} is out of range\nhow to fix: use a number of seconds from 1 to 86400",
+                path.display()
+            )));
+        }
+        let request_state = RequestStateConfig {
+            key_file: file.server.request_state_key_file.map(|f| base.join(f)),
+            ttl: std::time::Duration::from_secs(ttl),
+        };
+        let roots: Vec<PathBuf> = file.server.roots.iter().map(|r| base.join(r)).collect();
+        let http = resolve_http(&file.server.http, path)?;
+        if let Some(bad) = roots.iter().find(|r| !r.is_dir()) {
+            return Err(ConfigError(format!(
+                "{}: [server] roots: {} is not a directory\nhow to fix: create it or correct the path (relative paths start at the configuration file)",
+                path.display(),
+                bad.display()
+            )));
+        }
+
+        let mut plugins = Vec::new();
+        for (name, section) in file.plugins {
+            plugins.push(resolve_plugin(name, section, path, base, &at)?);
+        }
+        Ok(Config {
+            page_size,
+            cache_dir,
+            roots,
+            watch: file.server.watch.unwrap_or(true),
+            http,
+            plugins,
+            access: resolve_access(file.auth, base)
+                .map_err(|why| ConfigError(format!("{}: [auth] {why}", path.display())))?,
+            audit: file
+                .audit
+                .map(|a| resolve_audit(a, base))
+                .transpose()
+                .map_err(|why| ConfigError(format!("{}: [audit] {why}", path.display())))?,
+            request_state,
+        })
+    }
+}
+
+/// `[server.http]` with defaults filled in.
+fn resolve_http(http_section: &HttpSection, path: &Path) -> Result<HttpConfig, ConfigError> {
+    let defaults = HttpConfig::default();
+    let http = HttpConfig {
+        listen: http_section
+            .listen
+            .as_deref()
+            .map(parse_listen)
+            .transpose()
+            .map_err(|why| {
+                ConfigError(format!(
+                    "{}: [server.http] listen = {why}\nhow to fix: use a form such as \"127.0.0.1:8080\"",
+                    path.display()
+                ))
+            })?,
+        allowed_hosts: http_section.allowed_hosts.clone(),
+        allowed_origins: http_section.allowed_origins.clone(),
+        session_idle_timeout: secs_or(http_section.session_idle_timeout_s, defaults.session_idle_timeout),
+        max_body_bytes: http_section
+            .max_body_mib
+            .map(|m| (m as usize).saturating_mul(1 << 20))
+            .unwrap_or(defaults.max_body_bytes),
+        header_timeout: secs_or(http_section.header_timeout_s, defaults.header_timeout),
+        body_timeout: secs_or(http_section.body_timeout_s, defaults.body_timeout),
+        max_sessions: http_section.max_sessions.unwrap_or(defaults.max_sessions),
+        max_sessions_per_client: http_section
+            .max_sessions_per_client
+            .unwrap_or(defaults.max_sessions_per_client),
+    };
+    if http.session_idle_timeout.is_zero()
+        || http.max_body_bytes == 0
+        || http.header_timeout.is_zero()
+        || http.body_timeout.is_zero()
+        || http.max_sessions == 0
+        || http.max_sessions_per_client == 0
+    {
+        return Err(ConfigError(format!(
+            "{}: [server.http] session_idle_timeout_s, max_body_mib, header_timeout_s, \
+             body_timeout_s, max_sessions and max_sessions_per_client must be positive",
+            path.display()
+        )));
+    }
+    Ok(http)
+}
+
+/// `[plugins.NAME]` checked, with paths resolved against `base`; `at` names a field in errors.
+fn resolve_plugin(
+    name: String,
+    section: PluginSection,
+    path: &Path,
+    base: &Path,
+    at: &dyn Fn(&str, &str) -> String,
+) -> Result<PluginConfig, ConfigError> {
+    check_plugin_name(&name)
+        .map_err(|why| ConfigError(format!("{}: [plugins.{name}]: {why}", path.display())))?;
+    let prefix = section.prefix.unwrap_or_else(|| name.clone());
+    if !prefix.is_empty() && !is_public_name(&prefix) {
+        return Err(ConfigError(format!(
+            "{} = {prefix:?} is not a valid prefix\nhow to fix: use 1 to 32 of A-Z a-z 0-9 _ -, or \"\" for none",
+            at(&name, "prefix")
+        )));
+    }
+    let mut dirs = Vec::new();
+    for dir in section.dirs {
+        if !dir.guest.starts_with('/') || dir.guest.split('/').any(|c| c == "..") {
+            return Err(ConfigError(format!(
+                "{} guest = {:?} must be an absolute path without `..`\nhow to fix: use a path such as \"/data\"",
+                at(&name, "dirs"),
+                dir.guest
+            )));
+        }
+        let guest = match dir.guest.trim_end_matches('/') {
+            "" => "/",
+            trimmed => trimmed,
+        };
+        if guest == "/roots" || guest.starts_with("/roots/") {
+            return Err(ConfigError(format!(
+                "{} guest = {:?}: /roots is reserved for the roots\nhow to fix: use another path, such as \"/data\"",
+                at(&name, "dirs"),
+                dir.guest
+            )));
+        }
+        if dirs.iter().any(|d: &DirGrant| d.guest == guest) {
+            return Err(ConfigError(format!(
+                "{} guest = {:?} is granted twice\nhow to fix: give each directory its own guest path",
+                at(&name, "dirs"),
+                dir.guest
+            )));
+        }
+        let host = base.join(&dir.host);
+        if !host.is_dir() {
+            return Err(ConfigError(format!(
+                "{} host = {:?}: {} is not a directory\nhow to fix: create it or correct the path (relative paths start at the configuration file)",
+                at(&name, "dirs"),
+                dir.host.display(),
+                host.display()
+            )));
+        }
+        dirs.push(DirGrant {
+            host,
+            guest: guest.to_string(),
+            mode: dir.mode,
+        });
+    }
+    let limits = resolve_limits(section.limits).map_err(|(field, why)| {
+        ConfigError(format!("{} {why}", at(&name, &format!("limits.{field}"))))
+    })?;
+    let env = resolve_env(section.env)
+        .map_err(|(var, why)| ConfigError(format!("{} {var}: {why}", at(&name, "env"))))?;
+    let network = section
+        .network
+        .iter()
+        .map(|entry| HostPattern::parse(entry))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|why| {
+            ConfigError(format!(
+                "{}: {why}\nhow to fix: list entries such as \"api.example.com\", \"*.example.org:8443\" or \"http://127.0.0.1:8080\"",
+                at(&name, "network")
+            ))
+        })?;
+    let tools = section
+        .tools
+        .into_iter()
+        .map(|(tool, t)| {
+            (
+                tool,
+                ToolPolicy {
+                    confirm: t.confirm,
+                    annotations: t.annotations,
+                },
+            )
+        })
+        .collect();
+    let sha256 = match section.sha256.as_deref() {
+        None => None,
+        Some(text) => Some(parse_sha256(text).ok_or_else(|| {
+            ConfigError(format!(
+                "{} = {text:?} is not a SHA-256\nhow to fix: give the 64 hex digits `sha256sum FILE` or `palisade inspect FILE` prints",
+                at(&name, "sha256")
+            ))
+        })?),
+    };
+    Ok(PluginConfig {
+        path: base.join(&section.path),
+        name,
+        prefix,
+        roots: section.roots,
+        dirs,
+        limits,
+        env,
+        network,
+        tools,
+        sha256,
+    })
+}
+
+/// The limits of `[plugins.NAME.limits]` with defaults filled in; the error names the field.
+fn resolve_limits(l: LimitsSection) -> Result<Limits, (&'static str, String)> {
+    let d = Limits::default();
+    let fields = [
+        ("fuel_per_call", l.fuel_per_call),
+        ("fuel_per_second", l.fuel_per_second),
+        ("fuel_burst", l.fuel_burst),
+        ("timeout_ms", l.timeout_ms),
+        ("memory_mib", l.memory_mib),
+        ("output_kib", l.output_kib),
+        ("calls_per_minute", l.calls_per_minute),
+        ("calls_per_minute_per_client", l.calls_per_minute_per_client),
+        ("concurrent_calls", l.concurrent_calls),
+    ];
+    if let Some((field, _)) = fields.iter().find(|(_, v)| *v == Some(0)) {
+        return Err((
+            field,
+            "= 0 would refuse every call\nhow to fix: give a positive number, or leave it out for the default".into(),
+        ));
+    }
+    let limits = Limits {
+        fuel_per_call: l.fuel_per_call.unwrap_or(d.fuel_per_call),
+        fuel_per_second: l.fuel_per_second.unwrap_or(d.fuel_per_second),
+        fuel_burst: l.fuel_burst.unwrap_or(d.fuel_burst),
+        timeout_ms: l.timeout_ms.unwrap_or(d.timeout_ms),
+        memory_bytes: l
+            .memory_mib
+            .map(|m| m.saturating_mul(1 << 20))
+            .unwrap_or(d.memory_bytes),
+        output_bytes: l
+            .output_kib
+            .map(|k| k.saturating_mul(1 << 10))
+            .unwrap_or(d.output_bytes),
+        calls_per_minute: l.calls_per_minute.unwrap_or(d.calls_per_minute),
+        calls_per_minute_per_client: l
+            .calls_per_minute_per_client
+            .unwrap_or(d.calls_per_minute_per_client),
+        concurrent_calls: l.concurrent_calls.unwrap_or(d.concurrent_calls),
+    };
+    if limits.memory_bytes > 4 << 30 {
+        return Err((
+            "memory_mib",
+            "is above 4096 MiB, the most a 32-bit wasm memory can use\nhow to fix: use at most 4096".into(),
+        ));
+    }
+    if limits.concurrent_calls > MAX_CONCURRENT_CALLS {
+        return Err((
+            "concurrent_calls",
+            format!(
+                "is above {MAX_CONCURRENT_CALLS}, half the server's instance pool: one plugin \
+                 could take every instance from the others\nhow to fix: use at most \
+                 {MAX_CONCURRENT_CALLS}"
+            ),
+        ));
+    }
+    Ok(limits)
+}
+
+/// A setting given in seconds, or its default.
+fn secs_or(seconds: Option<u64>, default: std::time::Duration) -> std::time::Duration {
+    seconds.map_or(default, std::time::Duration::from_secs)
+}
+
+/// Environment variables with values from the configuration or the server's own environment;
+/// the error names the variable.
+fn resolve_env(env: BTreeMap<String, EnvValue>) -> Result<Vec<(String, String)>, (String, String)> {
+    env.into_iter()
+        .map(|(var, value)| {
+            if var.is_empty() || var.contains(['=', '\0']) {
+                return Err((var, "is not a valid variable name".to_string()));
+            }
+            let value = match value {
+                EnvValue::Value(v) => v,
+                EnvValue::FromHost { from_host } => std::env::var(&from_host).map_err(|_| {
+                    (
+                        var.clone(),
+                        format!(
+                            "the server's environment variable {from_host} is not set (or not UTF-8)\nhow to fix: set it before starting palisade, or give a value"
+                        ),
+                    )
+                })?,
+            };
+            if value.contains('\0') {
+                return Err((var, "its value contains a NUL byte".to_string()));
+            }
+            Ok((var, value))
+        })
+        .collect()
+}
+
+/// Scopes and tokens: each token's hash, read from where the configuration says.
+fn resolve_access(auth: AuthSection, base: &Path) -> Result<AccessConfig, String> {
+    let mut scopes: BTreeMap<String, std::sync::Arc<Scope>> = BTreeMap::new();
+    scopes.insert(access::ALL.into(), std::sync::Arc::new(Scope::all()));
+    for (name, entries) in &auth.scopes {
+        if name == access::ALL {
+            return Err(format!(
+                "scopes.{name}: `{name}` is built in (everything)\nhow to fix: give your scope another name"
+            ));
+        }
+        let scope = Scope::parse(name, entries).map_err(|why| format!("scopes.{name}: {why}"))?;
+        scopes.insert(name.clone(), std::sync::Arc::new(scope));
+    }
+    let find = |scope: &str, field: &str| {
+        scopes.get(scope).cloned().ok_or_else(|| {
+            let known: Vec<&str> = scopes.keys().map(String::as_str).collect();
+            format!(
+                "{field} = {scope:?} is not a scope\nhow to fix: use one of {} or define it under [auth.scopes]",
+                known.join(", ")
+            )
+        })
+    };
+    let stdio_scope = find(
+        auth.stdio_scope.as_deref().unwrap_or(access::ALL),
+        "stdio_scope",
+    )?;
+    let mut tokens: Vec<access::Token> = Vec::new();
+    for t in auth.tokens {
+        let at = format!("tokens {:?}", t.name);
+        if t.name.is_empty() || t.name.len() > 64 || t.name.chars().any(char::is_control) {
+            return Err(format!(
+                "{at}: the name must be 1 to 64 printable characters"
+            ));
+        }
+        if tokens.iter().any(|other| other.name == t.name) {
+            return Err(format!(
+                "{at}: two tokens have this name\nhow to fix: name each token differently"
+            ));
+        }
+        let sha256 = match (t.sha256, t.file, t.env) {
+            (Some(hex), None, None) => parse_sha256(&hex).ok_or_else(|| {
+                format!("{at}: sha256 is not 64 hex digits\nhow to fix: `palisade token` prints a token and its hash")
+            })?,
+            (None, Some(file), None) => {
+                let file = base.join(file);
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("{at}: cannot read {}: {e}", file.display()))?;
+                token_hash(text.trim()).map_err(|why| format!("{at}: {} {why}", file.display()))?
+            }
+            (None, None, Some(var)) => {
+                let text = std::env::var(&var)
+                    .map_err(|_| format!("{at}: environment variable {var} is not set"))?;
+                token_hash(text.trim()).map_err(|why| format!("{at}: {var} {why}"))?
+            }
+            _ => {
+                return Err(format!(
+                    "{at}: give exactly one of sha256, file or env\nhow to fix: `palisade token` prints a token and its hash"
+                ));
+            }
+        };
+        if tokens.iter().any(|other| other.sha256 == sha256) {
+            return Err(format!("{at}: the same token is configured twice"));
+        }
+        tokens.push(access::Token {
+            name: t.name,
+            sha256,
+            scope: find(&t.scope, &format!("{at}: scope"))?,
+        });
+    }
+    Ok(AccessConfig {
+        tokens,
+        stdio_scope,
+    })
+}
+
+/// Tokens shorter than this are refused: they could be guessed.
+const MIN_TOKEN_LEN: usize = 16;
+
+fn token_hash(token: &str) -> Result<[u8; 32], String> {
+    if token.len() < MIN_TOKEN_LEN {
+        return Err(format!(
+            "holds a token shorter than {MIN_TOKEN_LEN} characters\nhow to fix: `palisade token` makes a strong one"
+        ));
+    }
+    Ok(access::sha256(token))
+}
+
+fn resolve_audit(audit: AuditSection, base: &Path) -> Result<AuditConfig, String> {
+    let max_mib = audit.max_mib.unwrap_or(10);
+    if max_mib == 0 {
+        return Err("max_mib must be at least 1".into());
+    }
+    Ok(AuditConfig {
+        path: base.join(audit.path),
+        max_bytes: max_mib.saturating_mul(1 << 20),
+        keep: audit.keep.unwrap_or(5),
+        arguments: audit.arguments,
+        fail_open: audit.fail_open,
+    })
+}
+
+/// Plugin names become log tags and default prefixes, so they follow the public-name rules.
+pub fn check_plugin_name(name: &str) -> Result<(), String> {
+    if is_public_name(name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a valid plugin name: use 1 to 32 of A-Z a-z 0-9 _ -"
+        ))
+    }
+}
+
+fn is_public_name(s: &str) -> bool {
+    (1..=32).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// 64 hex digits, either case.
+pub fn parse_sha256(text: &str) -> Option<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    hex::decode_to_slice(text.trim(), &mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// Best-effort ", line N" for a semantic error found after parsing: the line of `field` inside the
+/// plugin's section, else the section header.
+fn line_of(text: &str, plugin: &str, field: &str) -> String {
+    let header = format!("[plugins.{plugin}");
+    let key = field.rsplit('.').next().unwrap_or(field);
+    let mut in_section = false;
+    let mut header_line = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            in_section = t.starts_with(&header);
+            if in_section && header_line.is_none() {
+                header_line = Some(i + 1);
+            }
+            continue;
+        }
+        if in_section && t.starts_with(key) && t[key.len()..].trim_start().starts_with('=') {
+            return format!(", line {}", i + 1);
+        }
+    }
+    header_line
+        .map(|l| format!(", line {l}"))
+        .unwrap_or_default()
+}
