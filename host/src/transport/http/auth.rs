@@ -1,7 +1,7 @@
 //! Bearer tokens over HTTP: who the client is, or the 401/403 that says why not.
 
+use super::error::HttpError;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::Response;
 
 use super::http_error;
 use crate::config::{AccessConfig, Identity};
@@ -11,8 +11,7 @@ use crate::mcp::jsonrpc::INVALID_REQUEST;
 /// The identity behind the request's `Authorization: Bearer` token. Without configured tokens
 /// every client is `anonymous` and sees everything (the server then listens on loopback unless
 /// told otherwise, and warns).
-#[allow(clippy::result_large_err)]
-pub fn authenticate(server: &Server, headers: &HeaderMap) -> Result<Identity, Response> {
+pub fn authenticate(server: &Server, headers: &HeaderMap) -> Result<Identity, HttpError> {
     let access: &AccessConfig = &server.access;
     if !access.tokens_required() {
         return Ok(Identity::anonymous());
@@ -42,33 +41,30 @@ pub fn authenticate(server: &Server, headers: &HeaderMap) -> Result<Identity, Re
             scope = identity.scope.name,
             "HTTP request refused: the scope covers nothing served"
         );
-        let mut response = http_error(
+        return Err(http_error(
             StatusCode::FORBIDDEN,
             INVALID_REQUEST,
-            &format!(
+            format!(
                 "the token's scope `{}` covers none of the tools, prompts or resources served here",
                 identity.scope.name
             ),
-        );
-        response.headers_mut().insert(
+        )
+        .with_header(
             header::WWW_AUTHENTICATE,
             HeaderValue::from_static(r#"Bearer realm="palisade", error="insufficient_scope""#),
-        );
-        return Err(response);
+        ));
     }
     Ok(identity)
 }
 
-fn unauthorized(error: Option<&'static str>, message: &str) -> Response {
-    let mut response = http_error(StatusCode::UNAUTHORIZED, INVALID_REQUEST, message);
+fn unauthorized(error: Option<&'static str>, message: &str) -> HttpError {
+    let refused = http_error(StatusCode::UNAUTHORIZED, INVALID_REQUEST, message);
     let challenge = match error {
         Some(error) => format!(r#"Bearer realm="palisade", error="{error}""#),
         None => r#"Bearer realm="palisade""#.to_string(),
     };
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
+    match HeaderValue::from_str(&challenge) {
+        Ok(value) => refused.with_header(header::WWW_AUTHENTICATE, value),
+        Err(_) => refused,
     }
-    response
 }

@@ -8,6 +8,7 @@
 
 mod auth;
 pub mod conn;
+mod error;
 pub mod guard;
 mod sse_2024;
 mod stateless;
@@ -34,9 +35,10 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::config::Identity;
 use crate::mcp::jsonrpc::Incoming;
-use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError};
+use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Accepted, Server, Session, batch_responses};
+use error::HttpError;
 use guard::{AllowList, Refused};
 use streams::{RESUME_WINDOW, STANDALONE, ServerHistory, StreamEvent, StreamId, Streams};
 
@@ -126,54 +128,46 @@ async fn post_mcp(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    let (identity, value) = match posted_message(&state, peer, &headers, &body) {
-        Ok(posted) => posted,
-        Err(response) => return response,
-    };
+) -> Result<Response, HttpError> {
+    let (identity, value) = posted_message(&state, peer, &headers, &body)?;
     if stateless::is_stateless(&headers, &value) {
-        return stateless::post(&state.server, &headers, identity, value).await;
+        return Ok(stateless::post(&state.server, &headers, identity, value).await);
     }
     // Errors about the POST echo its request's id, when it has a usable one.
     let id = jsonrpc::reply_id(&value);
-    if let Err(refused) = check_session_version(&headers, &id) {
-        return refused;
-    }
+    check_session_version(&headers, &id)?;
     if value.get("method").and_then(Value::as_str) == Some("initialize") {
         return initialize(&state, value, identity).await;
     }
-    let http_session = match find_session(&state, &headers, &identity, &id) {
-        Ok(s) => s,
-        Err(response) => return response,
-    };
+    let http_session = find_session(&state, &headers, &identity, &id)?;
     let session = &http_session.session;
     let (answered, replies, batch) = match value {
         Value::Array(messages) if session.batches_allowed() && !messages.is_empty() => {
             let accepted = session.accept_batch(messages);
             if accepted.replies.is_empty() {
-                return match accepted.answered.len() {
+                return Ok(match accepted.answered.len() {
                     0 => StatusCode::ACCEPTED.into_response(),
                     // Nothing in it was a request: the batch is refused as a whole.
                     n if n == accepted.invalid => {
                         json_response(StatusCode::BAD_REQUEST, &Value::Array(accepted.answered))
                     }
                     _ => json_response(StatusCode::OK, &Value::Array(accepted.answered)),
-                };
+                });
             }
             (accepted.answered, accepted.replies, true)
         }
         Value::Array(_) => {
-            return http_error(
+            return Err(http_error(
                 StatusCode::BAD_REQUEST,
                 INVALID_REQUEST,
                 "JSON-RPC batches are only allowed with protocol 2025-03-26, and not empty",
-            );
+            ));
         }
         value => match session.accept(value) {
             // Notifications and responses: taken in, nothing to answer.
-            Accepted::Nothing => return StatusCode::ACCEPTED.into_response(),
-            Accepted::Invalid(error) => return json_response(StatusCode::BAD_REQUEST, &error),
-            Accepted::Now(response) => return json_response(StatusCode::OK, &response),
+            Accepted::Nothing => return Ok(StatusCode::ACCEPTED.into_response()),
+            Accepted::Invalid(error) => return Ok(json_response(StatusCode::BAD_REQUEST, &error)),
+            Accepted::Now(response) => return Ok(json_response(StatusCode::OK, &response)),
             Accepted::Later(id, reply) => (Vec::new(), vec![(id, reply)], false),
         },
     };
@@ -185,11 +179,11 @@ async fn post_mcp(
     // The stream was opened just above, and only finished streams are ever forgotten; should
     // that change, the client gets an error rather than a panicking handler.
     let Some(attached) = streams.attach(stream, None) else {
-        return http_error(
+        return Err(http_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             INTERNAL_ERROR,
             "the request's stream could not be opened",
-        );
+        ));
     };
     let finishing = streams.clone();
     tokio::spawn(async move {
@@ -203,35 +197,37 @@ async fn post_mcp(
     });
     let guard = DisconnectGuard::new(http_session.clone(), stream, attached.listener);
     let Some(mut live) = attached.live else {
-        return StatusCode::ACCEPTED.into_response();
+        return Ok(StatusCode::ACCEPTED.into_response());
     };
     // The first event decides: the response alone is plain JSON; anything before it means a stream.
     let Some(first) = live.recv().await else {
         guard.disarm();
-        return StatusCode::ACCEPTED.into_response();
+        return Ok(StatusCode::ACCEPTED.into_response());
     };
     if first.last {
         guard.disarm();
-        return json_response(StatusCode::OK, &first.message);
+        return Ok(json_response(StatusCode::OK, &first.message));
     }
-    sse(vec![first], Some(live), guard)
+    Ok(sse(vec![first], Some(live), guard))
 }
 
-async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> Response {
+async fn initialize(
+    state: &Arc<AppState>,
+    value: Value,
+    identity: Identity,
+) -> Result<Response, HttpError> {
     let (id, method, params) = match jsonrpc::parse_message(value) {
         Ok(Incoming::Request { id, method, params }) => (id, method, params),
         Ok(_) => {
-            return http_error(
+            return Err(http_error(
                 StatusCode::BAD_REQUEST,
                 INVALID_REQUEST,
                 "initialize must be a request: it needs an id",
-            );
+            ));
         }
-        Err(error) => return json_response(StatusCode::BAD_REQUEST, &error),
+        Err(error) => return Ok(json_response(StatusCode::BAD_REQUEST, &error)),
     };
-    if let Err(refused) = room_for_session(state, &identity.client, &id) {
-        return refused;
-    }
+    room_for_session(state, &identity.client, &id)?;
     let streams = Arc::new(Streams::new(state.history.clone()));
     let session = Session::new(state.server.clone(), streams.clone(), identity);
     let response = match session.accept_incoming(Incoming::Request { id, method, params }) {
@@ -239,24 +235,18 @@ async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> 
         // `initialize` is answered at once; anything else is a bug, not the client's doing.
         _ => {
             session.close();
-            return http_error(
+            return Err(http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 INTERNAL_ERROR,
                 "initialize was not answered",
-            );
+            ));
         }
     };
     if response.get("result").is_none() {
         session.close();
-        return json_response(StatusCode::OK, &response);
+        return Ok(json_response(StatusCode::OK, &response));
     }
-    let id = match new_session_id() {
-        Ok(id) => id,
-        Err(response) => {
-            session.close();
-            return response;
-        }
-    };
+    let id = new_session_id().inspect_err(|_| session.close())?;
     let http_session = Arc::new(HttpSession {
         session,
         streams,
@@ -268,25 +258,17 @@ async fn initialize(state: &Arc<AppState>, value: Value, identity: Identity) -> 
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("mcp-session-id", value);
     }
-    response
+    Ok(response)
 }
 
 async fn get_mcp(
     State(state): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-) -> Response {
-    if let Some(refused) = sessionless(&headers) {
-        return refused;
-    }
-    let identity = match check_stream_request(&state, peer, &headers) {
-        Ok(identity) => identity,
-        Err(refused) => return refused,
-    };
-    let http_session = match find_session(&state, &headers, &identity, &Value::Null) {
-        Ok(s) => s,
-        Err(response) => return response,
-    };
+) -> Result<Response, HttpError> {
+    sessionless(&headers)?;
+    let identity = check_stream_request(&state, peer, &headers)?;
+    let http_session = find_session(&state, &headers, &identity, &Value::Null)?;
     let (stream, after) = match headers
         .get("last-event-id")
         .map(|v| v.to_str().unwrap_or(""))
@@ -295,43 +277,38 @@ async fn get_mcp(
         Some(id) => match streams::parse_event_id(id) {
             Some((stream, seq)) => (stream, Some(seq)),
             None => {
-                return http_error(
+                return Err(http_error(
                     StatusCode::BAD_REQUEST,
                     INVALID_REQUEST,
                     "malformed Last-Event-ID",
-                );
+                ));
             }
         },
     };
     let Some(attached) = http_session.streams.attach(stream, after) else {
-        return http_error(
+        return Err(http_error(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
             "no such stream: it ended long ago, or the event id is not from this session",
-        );
+        ));
     };
     let guard = DisconnectGuard::new(http_session, stream, attached.listener);
-    sse(attached.replay, attached.live, guard)
+    Ok(sse(attached.replay, attached.live, guard))
 }
 
 async fn delete_mcp(
     State(state): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-) -> Response {
-    if let Some(refused) = sessionless(&headers) {
-        return refused;
-    }
-    let identity = match check_request(&state, peer, &headers) {
-        Ok(identity) => identity,
-        Err(refused) => return refused,
-    };
+) -> Result<Response, HttpError> {
+    sessionless(&headers)?;
+    let identity = check_request(&state, peer, &headers)?;
     let Some(id) = session_id(&headers) else {
-        return http_error(
+        return Err(http_error(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
             "Mcp-Session-Id header required",
-        );
+        ));
     };
     let removed = {
         let mut sessions = lock(&state.sessions);
@@ -345,45 +322,41 @@ async fn delete_mcp(
             http_session.session.close();
             http_session.streams.close();
             tracing::info!(session = id, "HTTP session ended by the client");
-            StatusCode::NO_CONTENT.into_response()
+            Ok(StatusCode::NO_CONTENT.into_response())
         }
-        None => http_error(
+        None => Err(http_error(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
             "unknown or expired session",
-        ),
+        )),
     }
 }
 
 /// GET and DELETE act on an initialize-based session; without one (the stateless revision has
 /// none, and no GET stream) they are not allowed.
-fn sessionless(headers: &HeaderMap) -> Option<Response> {
+fn sessionless(headers: &HeaderMap) -> Result<(), HttpError> {
     let stateless = headers.get("mcp-protocol-version").is_some_and(|v| {
         ProtocolVersion::parse_with_sessions(v.to_str().unwrap_or("").trim()).is_none()
     });
     if session_id(headers).is_some() && !stateless {
-        return None;
+        return Ok(());
     }
-    let mut response = http_error(
+    Err(http_error(
         StatusCode::METHOD_NOT_ALLOWED,
         INVALID_REQUEST,
         "only POST without a session: GET and DELETE act on sessions of the initialize-based \
          revisions (up to 2025-11-25)",
-    );
-    response
-        .headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("POST"));
-    Some(response)
+    )
+    .with_header(header::ALLOW, HeaderValue::from_static("POST")))
 }
 
 /// The JSON-RPC message (or batch) a POST carries, after the checks every request passes.
-#[allow(clippy::result_large_err)]
 fn posted_message(
     state: &AppState,
     peer: SocketAddr,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<(Identity, Value), Response> {
+) -> Result<(Identity, Value), HttpError> {
     let identity = check_request(state, peer, headers)?;
     if !content_type_is_json(headers) {
         return Err(http_error(
@@ -396,14 +369,12 @@ fn posted_message(
         http_error(
             StatusCode::BAD_REQUEST,
             PARSE_ERROR,
-            &format!("parse error: {e}"),
+            format!("parse error: {e}"),
         )
     })?;
     Ok((identity, value))
 }
 
-// The error is the handler's answer, returned once per request: not worth boxing.
-#[allow(clippy::result_large_err)]
 /// The checks every request passes, in order: `Host` and `Origin` (against DNS rebinding and
 /// foreign pages), then the bearer token; gives who the client is.
 ///
@@ -413,11 +384,11 @@ fn check_request(
     state: &AppState,
     peer: SocketAddr,
     headers: &HeaderMap,
-) -> Result<Identity, Response> {
+) -> Result<Identity, HttpError> {
     let allow = &state.options.allow;
     let forbidden = |Refused(why)| {
         tracing::warn!("HTTP request refused: {why}");
-        http_error(StatusCode::FORBIDDEN, INVALID_REQUEST, &why)
+        http_error(StatusCode::FORBIDDEN, INVALID_REQUEST, why)
     };
     allow.check_host(headers).map_err(forbidden)?;
     allow.check_origin(headers).map_err(forbidden)?;
@@ -429,8 +400,7 @@ fn check_request(
 }
 
 /// Whether `client` may open one more initialize-based session; the refusal echoes `id`.
-#[allow(clippy::result_large_err)]
-fn room_for_session(state: &AppState, client: &str, id: &Value) -> Result<(), Response> {
+fn room_for_session(state: &AppState, client: &str, id: &Value) -> Result<(), HttpError> {
     let sessions = lock(&state.sessions);
     let sse_2024 = lock(&state.sse_2024);
     let total = sessions.len() + sse_2024.len();
@@ -449,49 +419,46 @@ fn room_for_session(state: &AppState, client: &str, id: &Value) -> Result<(), Re
             client,
             "session refused: {total} sessions are open (max_sessions)"
         );
-        return Err(http_error_about(
+        return Err(http_error(
             StatusCode::SERVICE_UNAVAILABLE,
-            id,
             INVALID_REQUEST,
-            &format!(
+            format!(
                 "the server has {total} sessions open, as many as it takes \
                  ([server.http] max_sessions); retry later"
             ),
-        ));
+        )
+        .about(id));
     }
     if own >= max_own {
         tracing::warn!(
             client,
             "session refused: the client has {own} sessions open"
         );
-        return Err(http_error_about(
+        return Err(http_error(
             StatusCode::TOO_MANY_REQUESTS,
-            id,
             INVALID_REQUEST,
-            &format!(
+            format!(
                 "this client has {own} sessions open, as many as it may \
                  ([server.http] max_sessions_per_client); end one (DELETE) or let it expire"
             ),
-        ));
+        )
+        .about(id));
     }
     Ok(())
 }
 
 /// An initialize-based request's protocol version header names a revision we serve.
-#[allow(clippy::result_large_err)]
-fn check_session_version(headers: &HeaderMap, id: &Value) -> Result<(), Response> {
-    guard::check_protocol_version(headers).map_err(|Refused(why)| {
-        http_error_about(StatusCode::BAD_REQUEST, id, INVALID_REQUEST, &why)
-    })
+fn check_session_version(headers: &HeaderMap, id: &Value) -> Result<(), HttpError> {
+    guard::check_protocol_version(headers)
+        .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).about(id))
 }
 
 /// [`check_request`] for a GET that opens an SSE stream: the client must accept one (406).
-#[allow(clippy::result_large_err)]
 fn check_stream_request(
     state: &AppState,
     peer: SocketAddr,
     headers: &HeaderMap,
-) -> Result<Identity, Response> {
+) -> Result<Identity, HttpError> {
     let identity = check_request(state, peer, headers)?;
     check_session_version(headers, &Value::Null)?;
     if !accepts(headers, "text/event-stream") {
@@ -504,7 +471,6 @@ fn check_stream_request(
     Ok(identity)
 }
 
-#[allow(clippy::result_large_err)]
 /// The session the request names; a refusal echoes `request` (the id of the request it
 /// carries).
 fn find_session(
@@ -512,14 +478,14 @@ fn find_session(
     headers: &HeaderMap,
     identity: &Identity,
     request: &Value,
-) -> Result<Arc<HttpSession>, Response> {
+) -> Result<Arc<HttpSession>, HttpError> {
     let Some(id) = session_id(headers) else {
-        return Err(http_error_about(
+        return Err(http_error(
             StatusCode::BAD_REQUEST,
-            request,
             INVALID_REQUEST,
             "Mcp-Session-Id header required: send initialize first and echo the id it returns",
-        ));
+        )
+        .about(request));
     };
     // A session belongs to the client that started it: another token cannot use it.
     let found = lock(&state.sessions)
@@ -531,12 +497,12 @@ fn find_session(
             *lock(&s.last_active) = Instant::now();
             Ok(s)
         }
-        None => Err(http_error_about(
+        None => Err(http_error(
             StatusCode::NOT_FOUND,
-            request,
             INVALID_REQUEST,
             "unknown or expired session: initialize a new one",
-        )),
+        )
+        .about(request)),
     }
 }
 
@@ -548,8 +514,7 @@ fn session_id(headers: &HeaderMap) -> Option<String> {
 }
 
 /// 128 bits from the operating system's secure generator; without it, no session (a 500).
-#[allow(clippy::result_large_err)]
-fn new_session_id() -> Result<String, Response> {
+fn new_session_id() -> Result<String, HttpError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| {
         tracing::error!("the operating system's random generator failed: {e}");
@@ -692,17 +657,10 @@ fn json_text_response(status: StatusCode, body: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-/// An HTTP error with a JSON-RPC error body (`id: null`), as MCP clients expect.
-fn http_error(status: StatusCode, code: i64, message: &str) -> Response {
-    http_error_about(status, &Value::Null, code, message)
-}
-
-/// An HTTP error about the request `id` (null when there is none, or it is unreadable).
-fn http_error_about(status: StatusCode, id: &Value, code: i64, message: &str) -> Response {
-    json_response(
-        status,
-        &jsonrpc::error_response(id, &RpcError::new(code, message)),
-    )
+/// An HTTP refusal with a JSON-RPC error body (`id: null` until [`HttpError::about`] names the
+/// request), as MCP clients expect.
+fn http_error(status: StatusCode, code: i64, message: impl Into<String>) -> HttpError {
+    HttpError::new(status, code, message)
 }
 
 fn content_type_is_json(headers: &HeaderMap) -> bool {

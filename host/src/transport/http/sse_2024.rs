@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use serde::Deserialize;
 
+use super::error::HttpError;
 use super::{
     AppState, check_stream_request, http_error, json_response, lock, posted_message,
     room_for_session,
@@ -31,18 +32,10 @@ pub(super) async fn open(
     State(state): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-) -> Response {
-    let identity = match check_stream_request(&state, peer, &headers) {
-        Ok(identity) => identity,
-        Err(refused) => return refused,
-    };
-    if let Err(refused) = room_for_session(&state, &identity.client, &serde_json::Value::Null) {
-        return refused;
-    }
-    let id = match super::new_session_id() {
-        Ok(id) => id,
-        Err(response) => return response,
-    };
+) -> Result<Response, HttpError> {
+    let identity = check_stream_request(&state, peer, &headers)?;
+    room_for_session(&state, &identity.client, &serde_json::Value::Null)?;
+    let id = super::new_session_id()?;
     let (sender, receiver) = queue::channel::<String>(queue::MAX_QUEUED_BYTES);
     let overflowed = sender.overflowed();
     let session = Session::new(
@@ -70,9 +63,9 @@ pub(super) async fn open(
         .chain(messages)
         .take_until(overflowed)
         .map(Ok::<_, Infallible>);
-    Sse::new(events)
+    Ok(Sse::new(events)
         .keep_alive(KeepAlive::default())
-        .into_response()
+        .into_response())
 }
 
 #[derive(Deserialize)]
@@ -88,21 +81,18 @@ pub(super) async fn message(
     Query(query): Query<SessionQuery>,
     headers: HeaderMap,
     body: axum::body::Bytes,
-) -> Response {
-    let (identity, value) = match posted_message(&state, peer, &headers, &body) {
-        Ok(posted) => posted,
-        Err(response) => return response,
-    };
+) -> Result<Response, HttpError> {
+    let (identity, value) = posted_message(&state, peer, &headers, &body)?;
     let found = lock(&state.sse_2024)
         .get(&query.session_id)
         .filter(|l| l.session.client() == &*identity.client)
         .cloned();
     let Some(sse) = found else {
-        return http_error(
+        return Err(http_error(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
             "unknown or closed session",
-        );
+        ));
     };
     // Same path as a stdio line: answers go out on the stream. A message that is not JSON-RPC
     // is refused here instead, so the client learns which POST was wrong.
@@ -110,11 +100,11 @@ pub(super) async fn message(
         sse.session.receive_value(value);
     } else {
         match sse.session.accept(value) {
-            Accepted::Invalid(error) => return json_response(StatusCode::BAD_REQUEST, &error),
+            Accepted::Invalid(error) => return Ok(json_response(StatusCode::BAD_REQUEST, &error)),
             accepted => sse.session.deliver(accepted),
         }
     }
-    StatusCode::ACCEPTED.into_response()
+    Ok(StatusCode::ACCEPTED.into_response())
 }
 
 /// Ends the session when its stream goes away.

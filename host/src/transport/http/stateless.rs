@@ -56,7 +56,8 @@ pub async fn post(
             StatusCode::BAD_REQUEST,
             INVALID_REQUEST,
             "one JSON-RPC message per POST: 2026-07-28 has no batches",
-        );
+        )
+        .into_response();
     }
     let (id, method, params) = match jsonrpc::parse_message(body) {
         Ok(Incoming::Request { id, method, params }) => (id, method, params),
@@ -67,7 +68,8 @@ pub async fn post(
                 StatusCode::BAD_REQUEST,
                 INVALID_REQUEST,
                 "a POST carries a JSON-RPC request: clients send no responses in 2026-07-28",
-            );
+            )
+            .into_response();
         }
         Err(error) => return json_response(StatusCode::BAD_REQUEST, &error),
     };
