@@ -1,0 +1,89 @@
+//! Reading results, and files for tests.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+use crate::*;
+
+// ---------------------------------------------------------------------------
+// Reading results
+// ---------------------------------------------------------------------------
+
+/// The text of every `text` content item of a `CallToolResult`, joined by newlines.
+pub fn tool_text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter(|c| c["type"] == "text")
+                .filter_map(|c| c["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a `CallToolResult` reports a tool error (`isError: true`).
+pub fn is_tool_error(result: &Value) -> bool {
+    result.get("isError") == Some(&Value::Bool(true))
+}
+
+/// Asserts a successful tool result and returns its text.
+#[track_caller]
+pub fn ok_text(result: &Value) -> String {
+    assert!(
+        !is_tool_error(result),
+        "expected a successful tool result, got {result}"
+    );
+    tool_text(result)
+}
+
+/// Asserts a tool error (`isError: true`) whose text contains `needle`; returns the text.
+#[track_caller]
+pub fn error_text(result: &Value, needle: &str) -> String {
+    assert!(
+        is_tool_error(result),
+        "expected isError: true (text containing {needle:?}), got {result}"
+    );
+    let text = tool_text(result);
+    assert!(
+        text.to_lowercase().contains(&needle.to_lowercase()),
+        "tool error text should contain {needle:?}: {text:?}"
+    );
+    text
+}
+
+/// The error code of an error response, if it is one.
+pub fn error_code(resp: &Value) -> Option<i64> {
+    resp.get("error")?.get("code")?.as_i64()
+}
+
+/// The names of a list of tools, in order.
+pub fn tool_names(tools: &[Value]) -> Vec<String> {
+    tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Files for tests
+// ---------------------------------------------------------------------------
+
+/// Writes `body` to `<dir>/palisade.toml` and returns its path.
+pub fn config_file(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("palisade.toml");
+    write_file(&path, body);
+    path
+}
+
+/// Copies the plugin `name` to `dest` (creating directories); returns `dest`.
+pub fn copy_plugin(name: &str, dest: impl AsRef<Path>) -> PathBuf {
+    let dest = dest.as_ref().to_path_buf();
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::copy(plugin_path(name), &dest).unwrap();
+    dest
+}
