@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds every plugin as a WebAssembly component and copies them to target/plugins/ at the top of
 # the repository, where the host and the end-to-end tests look for them. Works from any directory.
-#   Rust:       every member of plugins/Cargo.toml (a directory with a Cargo.toml)
+#   Rust:       every member of plugins/Cargo.toml (examples, and test plugins under fixtures/)
 #   Python:     every directory with an app.py, with sdk-guest/python (componentize-py, pinned)
 #   JavaScript: every directory with an app.js, with sdk-guest/js (componentize-js, pinned)
 set -euo pipefail
@@ -50,7 +50,7 @@ build_rust() {
         rustup target add "$target"
     fi
     cargo build --manifest-path "$plugins_dir/Cargo.toml" --release --target "$target"
-    for manifest in "$plugins_dir"/*/Cargo.toml; do
+    for manifest in "$plugins_dir"/*/Cargo.toml "$plugins_dir"/fixtures/*/Cargo.toml; do
         name="$(basename "$(dirname "$manifest")")"
         cp "$plugins_dir/target/$target/release/$name.wasm" "$out_dir/$name.wasm"
         check_component "$out_dir/$name.wasm"

@@ -6,7 +6,7 @@ Usage:
   python_modern.py http URL [--no-listen]
   python_modern.py stdio PALISADE CONFIG CACHE_DIR [--no-listen]
 
-The server serves plugins/conformance under the fixtures' own names (prefix ""); over stdio it is
+The server serves plugins/fixtures/conformance under the fixtures' own names (prefix ""); over stdio it is
 started as `PALISADE serve --config CONFIG --cache-dir CACHE_DIR` (live reload on, so that the
 tool list change of the listen check is relisted). `--no-listen` skips `subscriptions/listen`
 (behind a load balancer the change and the stream may land on different processes).

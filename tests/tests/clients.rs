@@ -235,7 +235,7 @@ fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
 /// the session with DELETE on close. The script asserts each step.
 #[test]
 fn official_python_sdk_lists_and_calls_tools_over_http() {
-    let config = repo_root().join("plugins/conformance/palisade.toml");
+    let config = repo_root().join("plugins/fixtures/conformance/palisade.toml");
     let server = HttpServer::start(&[
         "--no-watch",
         "--config",

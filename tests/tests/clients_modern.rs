@@ -7,7 +7,7 @@ use palisade_tests::*;
 use serde_json::{Value, json};
 
 fn conformance_toml() -> String {
-    path_str(&repo_root().join("plugins/conformance/palisade.toml"))
+    path_str(&repo_root().join("plugins/fixtures/conformance/palisade.toml"))
 }
 
 /// Proves: the official Python SDK, left to choose (`mode="auto"`), negotiates 2026-07-28 over

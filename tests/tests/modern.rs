@@ -30,7 +30,7 @@ fn no_caps() -> Value {
 
 /// The example configuration of the conformance plugin (fixtures under their own names).
 fn conformance_toml() -> String {
-    path_str(&repo_root().join("plugins/conformance/palisade.toml"))
+    path_str(&repo_root().join("plugins/fixtures/conformance/palisade.toml"))
 }
 
 /// `<dir>/palisade.toml` serving the conformance fixtures under their own names, with `server`
