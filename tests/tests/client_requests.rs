@@ -148,7 +148,8 @@ fn a_client_that_only_does_url_elicitation_gets_no_form() {
 fn binary_resources_are_sent_as_base64_blobs() {
     let mut s = conformance_server();
     s.initialize("2025-11-25");
-    let png = std::fs::read(repo_root().join("plugins/fixtures/conformance/src/red-pixel.png")).unwrap();
+    let png =
+        std::fs::read(repo_root().join("plugins/fixtures/conformance/src/red-pixel.png")).unwrap();
     let read = s.result("resources/read", json!({"uri": "test://static-binary"}));
     let contents = &read["contents"][0];
     assert_eq!(contents["uri"], "test://static-binary", "{read}");

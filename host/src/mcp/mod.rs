@@ -2,9 +2,9 @@
 
 mod client_requests;
 mod coalesce;
+mod handlers;
 pub mod jsonrpc;
 mod lists;
-mod methods;
 mod plugin_events;
 pub mod roots;
 pub mod session;

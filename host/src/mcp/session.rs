@@ -11,8 +11,8 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::handlers::SESSION_METHODS;
 use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
-use super::methods::SESSION_METHODS;
 use super::plugin_events::LogGate;
 use super::stateless::list_changed_method;
 use super::stateless::meta::{self, RequestMeta};
