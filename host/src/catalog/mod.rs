@@ -232,11 +232,15 @@ fn plugin_tools(
     for tool in &plugin.tools {
         let public_name = public_name(&plugin.config.prefix, &tool.name);
         let mut tool = tool.clone();
-        if let Some(policy) = plugin.config.tools.get(&tool.name) {
+        let policy = plugin.config.tools.get(&tool.name);
+        if let Some(policy) = policy {
             apply_overrides(&mut tool, &policy.annotations);
         }
         let entry = match tools::catalog_tool(Backend::Plugin(plugin.clone()), tool, &public_name) {
-            Ok(entry) => entry,
+            Ok(mut entry) => {
+                entry.confirm = policy.is_some_and(|p| p.confirm);
+                entry
+            }
             Err(why) => {
                 tracing::warn!(
                     plugin = &*plugin.name,

@@ -24,6 +24,8 @@ pub struct CatalogTool {
     pub output_schema: Option<Map<String, Value>>,
     /// Parameters the plugin marked with `x-mcp-header`.
     pub header_params: Vec<HeaderParam>,
+    /// The operator asks the user before every call (`confirm = true`).
+    pub confirm: bool,
     validator: jsonschema::Validator,
     output_validator: Option<jsonschema::Validator>,
 }
@@ -127,6 +129,7 @@ pub(super) fn catalog_tool(
         input_schema,
         output_schema,
         header_params,
+        confirm: false,
         validator,
         output_validator,
     })

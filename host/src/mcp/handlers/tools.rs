@@ -55,12 +55,8 @@ impl Session {
         }
         let result = match &tool.backend {
             Backend::Plugin(plugin) => {
-                let confirm = plugin
-                    .config
-                    .tools
-                    .get(&tool.tool.name)
-                    .is_some_and(|t| t.confirm);
-                if confirm && let Err((outcome, why)) = self.confirm(&call, name, &arguments).await
+                if tool.confirm
+                    && let Err((outcome, why)) = self.confirm(&call, name, &arguments).await
                 {
                     let outcome = if call.awaiting_input() {
                         "input-required"
