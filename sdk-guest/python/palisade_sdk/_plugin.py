@@ -766,8 +766,9 @@ def _output_schema(given: Any, return_hint: Any, where: str) -> dict[str, Any] |
 
 def _completer(spec: Any, where: str) -> Completer:
     if callable(spec):
+        params: list[inspect.Parameter]
         try:
-            params = inspect.signature(spec).parameters.values()
+            params = list(inspect.signature(spec).parameters.values())
         except (TypeError, ValueError):
             params = []
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

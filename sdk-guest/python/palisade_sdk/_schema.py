@@ -177,7 +177,7 @@ def describe(hint: Any, where: str, stack: tuple = ()) -> tuple[dict[str, Any], 
     ):
         container = origin or hint
         make = {tuple: tuple, set: set, frozenset: frozenset, collections.abc.Set: frozenset}.get(container, list)
-        schema: dict[str, Any] = {"type": "array"}
+        schema = {"type": "array"}
         if make in (set, frozenset):
             schema["uniqueItems"] = True
         if not args:
@@ -299,7 +299,7 @@ def _object(cls: type, where: str, stack: tuple, typeddict: bool) -> tuple[dict[
                 set_default(schema, field.default)
         properties[name] = schema
         converters[name] = convert
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    schema = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     if typeddict:

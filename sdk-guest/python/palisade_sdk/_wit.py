@@ -40,7 +40,7 @@ def role(value: Role | str) -> Any:
     return _types().Role[Role(value).name]
 
 
-def annotations(value: Annotations | None) -> Any:
+def wit_annotations(value: Annotations | None) -> Any:
     if value is None:
         return None
     return _types().Annotations([role(r) for r in value.audience], value.priority, value.last_modified)
@@ -64,20 +64,20 @@ def resource_contents(value: ResourceContents) -> Any:
 def content_block(block: Any) -> Any:
     types = _types()
     if isinstance(block, TextContent):
-        return types.ContentBlock_Text(types.TextContent(block.text, annotations(block.annotations), json_text(block.meta)))
+        return types.ContentBlock_Text(types.TextContent(block.text, wit_annotations(block.annotations), json_text(block.meta)))
     if isinstance(block, (ImageContent, AudioContent)):
-        media = types.MediaContent(bytes(block.data), block.mime_type, annotations(block.annotations), json_text(block.meta))
+        media = types.MediaContent(bytes(block.data), block.mime_type, wit_annotations(block.annotations), json_text(block.meta))
         return types.ContentBlock_Image(media) if isinstance(block, ImageContent) else types.ContentBlock_Audio(media)
     if isinstance(block, ResourceLink):
         return types.ContentBlock_ResourceLink(
             types.ResourceLink(
                 block.uri, block.name, block.title, block.description, block.mime_type, block.size,
-                annotations(block.annotations), [icon(i) for i in block.icons], json_text(block.meta),
+                wit_annotations(block.annotations), [icon(i) for i in block.icons], json_text(block.meta),
             )
         )
     if isinstance(block, EmbeddedResource):
         return types.ContentBlock_EmbeddedResource(
-            types.EmbeddedResource(resource_contents(block.resource), annotations(block.annotations), json_text(block.meta))
+            types.EmbeddedResource(resource_contents(block.resource), wit_annotations(block.annotations), json_text(block.meta))
         )
     raise TypeError(f"not a content block: {type(block).__name__}")
 
@@ -124,7 +124,7 @@ def resource(info: Any) -> Any:
 
     return resources.Resource(
         info.uri, info.name, info.title, info.description, info.mime_type, info.size,
-        annotations(info.annotations), [icon(i) for i in info.icons], json_text(info.meta), info.file,
+        wit_annotations(info.annotations), [icon(i) for i in info.icons], json_text(info.meta), info.file,
     )
 
 
@@ -133,7 +133,7 @@ def resource_template(template: Any) -> Any:
 
     return resources.ResourceTemplate(
         template.uri_template, template.name, template.title, template.description, template.mime_type,
-        annotations(template.annotations), [icon(i) for i in template.icons], json_text(template.meta),
+        wit_annotations(template.annotations), [icon(i) for i in template.icons], json_text(template.meta),
     )
 
 
