@@ -1,7 +1,9 @@
 //! Palisade: an MCP server whose tools, resources and prompts are sandboxed WebAssembly components.
 //!
-//! Layers, each knowing only the one below it: `transport` (stdio lines) → `mcp` (JSON-RPC, versions,
-//! dispatch) → `catalog` (public names → plugins) → `runtime` (wasmtime, sandbox, limits).
+//! Layers: `transport` (stdio, HTTP) → `mcp` (JSON-RPC, revisions, sessions, handlers) →
+//! `catalog` (public names → plugins) → `runtime` (wasmtime, sandbox, limits). ARCHITECTURE.md at
+//! the repository's root has a request's path through them, their invariants, and where the
+//! layering does not hold yet.
 
 pub mod audit;
 pub mod catalog;
