@@ -78,6 +78,28 @@ pub fn config_file(dir: &Path, body: &str) -> PathBuf {
     path
 }
 
+/// The configuration sections of `hello` and of `notes` serving the example notes
+/// (`plugins/notes/example`, read-only at `/notes`): fast plugins with tools, resources, a
+/// template and completion, for tests that need a few of each.
+pub fn hello_and_notes_sections() -> String {
+    let notes = repo_root().join("plugins/notes/example");
+    format!(
+        r#"[plugins.hello]
+path = {hello}
+
+[plugins.notes]
+path = {notes_wasm}
+
+[[plugins.notes.dirs]]
+host = {notes}
+guest = "/notes"
+"#,
+        hello = toml_str(&plugin_arg("hello")),
+        notes_wasm = toml_str(&plugin_arg("notes")),
+        notes = toml_str(&path_str(&notes)),
+    )
+}
+
 /// Copies the plugin `name` to `dest` (creating directories); returns `dest`.
 pub fn copy_plugin(name: &str, dest: impl AsRef<Path>) -> PathBuf {
     let dest = dest.as_ref().to_path_buf();

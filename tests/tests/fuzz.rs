@@ -536,30 +536,16 @@ fn fuzz_seed(phase: u64) -> u64 {
 
 /// hello, notes (the example notes, read-only) and prompts: fast plugins with tools,
 /// resources, prompts and completions.
-fn fuzz_config(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
-    let notes = repo_root().join("plugins/notes/example");
+fn fuzz_config(dir: &std::path::Path) -> std::path::PathBuf {
+    let prompts = toml_str(&plugin_arg("prompts"));
     config_file(
         dir,
         &format!(
-            r#"{extra}
-
-[plugins.hello]
-path = {hello}
-
-[plugins.notes]
-path = {notes_wasm}
-
-[[plugins.notes.dirs]]
-host = {notes}
-guest = "/notes"
-
+            "{}
 [plugins.prompts]
 path = {prompts}
-"#,
-            hello = toml_str(&plugin_arg("hello")),
-            notes_wasm = toml_str(&plugin_arg("notes")),
-            notes = toml_str(&path_str(&notes)),
-            prompts = toml_str(&plugin_arg("prompts")),
+",
+            hello_and_notes_sections()
         ),
     )
 }
@@ -668,7 +654,7 @@ fn collect_stdio(server: &mut Server, fence: &Value, expect: &Expect) -> Vec<Val
 #[test]
 fn stdio_answers_every_message_as_json_rpc_says() {
     let dir = tempdir();
-    let config = fuzz_config(dir.path(), "");
+    let config = fuzz_config(dir.path());
     let mut server = Server::start(&["--config", &path_str(&config)]);
     server.initialize("2025-03-26");
     let mut rng = Rng::new(fuzz_seed(1));
@@ -732,7 +718,7 @@ fn label(expect: &Expect) -> &'static str {
 #[test]
 fn an_oversized_stdio_line_is_answered_and_skipped() {
     let dir = tempdir();
-    let config = fuzz_config(dir.path(), "");
+    let config = fuzz_config(dir.path());
     let mut server = Server::start(&["--config", &path_str(&config)]);
     server.initialize("2025-11-25");
     // 17 MiB: over the 16 MiB cap, as a request that would otherwise be valid.
@@ -866,7 +852,7 @@ fn session_statuses(expect: &Expect, value: Option<&Value>) -> &'static [u16] {
 #[test]
 fn http_session_answers_every_post_as_json_rpc_says() {
     let dir = tempdir();
-    let config = fuzz_config(dir.path(), "");
+    let config = fuzz_config(dir.path());
     let http = HttpServer::start(&["--config", &path_str(&config)]);
     let mut client = http.client();
     client.initialize("2025-03-26");
@@ -909,7 +895,7 @@ fn http_session_answers_every_post_as_json_rpc_says() {
 #[test]
 fn http_stateless_answers_every_post_as_json_rpc_says() {
     let dir = tempdir();
-    let config = fuzz_config(dir.path(), "");
+    let config = fuzz_config(dir.path());
     let http = HttpServer::start(&["--config", &path_str(&config)]);
     let client = http.client();
     let mut rng = Rng::new(fuzz_seed(3));
@@ -1140,7 +1126,7 @@ fn dropped_streams_leave_no_memory_behind() {
 #[test]
 fn stateless_resource_listing_waits_for_nothing() {
     let dir = tempdir();
-    let config = fuzz_config(dir.path(), "");
+    let config = fuzz_config(dir.path());
     let http = HttpServer::start(&["--config", &path_str(&config)]);
     let client = http.client();
     let post = |params: Value| {

@@ -30,20 +30,10 @@ impl Setup {
     }
 
     fn config(&self, extra: &str) -> PathBuf {
-        let notes = repo_root().join("plugins/notes/example");
         config_file(
             self.dir.path(),
             &format!(
-                r#"[plugins.hello]
-path = {hello}
-
-[plugins.notes]
-path = {notes_wasm}
-
-[[plugins.notes.dirs]]
-host = {notes}
-guest = "/notes"
-
+                r#"{hello_and_notes}
 [plugins.hostile]
 path = {hostile}
 
@@ -54,9 +44,7 @@ mode = "read-write"
 
 {extra}
 "#,
-                hello = toml_str(&plugin_arg("hello")),
-                notes_wasm = toml_str(&plugin_arg("notes")),
-                notes = toml_str(&path_str(&notes)),
+                hello_and_notes = hello_and_notes_sections(),
                 hostile = toml_str(&plugin_arg("hostile")),
             ),
         )

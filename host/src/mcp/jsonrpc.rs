@@ -31,6 +31,16 @@ impl RpcError {
         RpcError::new(INVALID_PARAMS, message)
     }
 
+    /// `-32601` for `method`, which `place` (this session, a revision) does not have. The name
+    /// is the client's and may be long: it is cut for the message.
+    pub fn method_not_found(method: &str, place: &str) -> RpcError {
+        let shown = crate::catalog::shown(method);
+        RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("method not found in {place}: {shown}"),
+        )
+    }
+
     pub fn with_data(mut self, data: Value) -> RpcError {
         self.data = Some(data);
         self
@@ -58,6 +68,7 @@ pub enum Incoming {
 
 /// Parses one JSON value the client sent (not a batch). On failure, the error response to send.
 pub fn parse_message(value: Value) -> Result<Incoming, Value> {
+    let reply_id = reply_id(&value);
     let Value::Object(mut object) = value else {
         return Err(error_response(
             &Value::Null,
@@ -65,11 +76,8 @@ pub fn parse_message(value: Value) -> Result<Incoming, Value> {
         ));
     };
     let id = object.remove("id");
-    let id_ok = id.as_ref().is_some_and(is_usable_id);
-    let reply_id = match &id {
-        Some(id) if id_ok => id.clone(),
-        _ => Value::Null,
-    };
+    // A usable id is never null.
+    let id_ok = !reply_id.is_null();
     let invalid = |message: &str| {
         Err(error_response(
             &reply_id,

@@ -263,11 +263,6 @@ impl Session {
         self.closed.cancel();
     }
 
-    /// Whether a JSON-RPC batch is allowed (only in a 2025-03-26 session).
-    pub fn batches_allowed(&self) -> bool {
-        self.version() == Some(ProtocolVersion::V2025_03_26)
-    }
-
     /// Ends the session as its client goes away: requests in flight have `grace` to finish and
     /// be answered (subscriptions end at once, with a graceful result), then the rest are
     /// cancelled. Returns when every request is done, or gave up.
@@ -297,22 +292,13 @@ impl Session {
         self.closed.cancel();
     }
 
-    /// JSON-RPC batches exist only in 2025-03-26; elsewhere an array is an invalid request.
     fn receive_batch(self: &Arc<Self>, batch: Vec<Value>) {
-        if self.version() != Some(ProtocolVersion::V2025_03_26) || batch.is_empty() {
-            let why = if batch.is_empty() {
-                "an empty batch is not a request"
-            } else {
-                "JSON-RPC batches are only allowed with protocol 2025-03-26"
-            };
-            return self.send(jsonrpc::error_response(
-                &Value::Null,
-                &RpcError::new(INVALID_REQUEST, why),
-            ));
-        }
         let BatchAccepted {
             answered, replies, ..
-        } = self.accept_batch(batch);
+        } = match self.accept_batch(batch) {
+            Ok(accepted) => accepted,
+            Err(refused) => return self.send(refused),
+        };
         if replies.is_empty() {
             if !answered.is_empty() {
                 self.send(Value::Array(answered));
@@ -330,8 +316,23 @@ impl Session {
     }
 
     /// Takes every message of a batch: the responses known at once (errors for invalid
-    /// elements among them), and the requests being served.
-    pub fn accept_batch(self: &Arc<Self>, batch: Vec<Value>) -> BatchAccepted {
+    /// elements among them), and the requests being served. JSON-RPC batches exist only in
+    /// 2025-03-26, and an empty one is no request: those are refused whole, with the error
+    /// response to send.
+    pub fn accept_batch(self: &Arc<Self>, batch: Vec<Value>) -> Result<BatchAccepted, Value> {
+        let refused = if batch.is_empty() {
+            Some("an empty batch is not a request")
+        } else if self.version() != Some(ProtocolVersion::V2025_03_26) {
+            Some("JSON-RPC batches are only allowed with protocol 2025-03-26")
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            return Err(jsonrpc::error_response(
+                &Value::Null,
+                &RpcError::new(INVALID_REQUEST, why),
+            ));
+        }
         let mut accepted = BatchAccepted::default();
         for message in batch {
             match self.accept(message) {
@@ -344,7 +345,7 @@ impl Session {
                 Accepted::Later(id, reply) => accepted.replies.push((id, reply)),
             }
         }
-        accepted
+        Ok(accepted)
     }
 
     /// Takes one message. Lifecycle checks and cancellation bookkeeping happen here, in arrival
@@ -384,7 +385,10 @@ impl Session {
         let immediate = |result: Result<Value, RpcError>| Accepted::now(&id, result);
         if self.stateless || meta::is_stateless_request(&method, &params) {
             if meta::unknown_method(&method, meta::requested_version(&params)) {
-                return immediate(Err(method_not_found(&method, "the stateless revision")));
+                return immediate(Err(RpcError::method_not_found(
+                    &method,
+                    "the stateless revision",
+                )));
             }
             let meta = match RequestMeta::parse(&params) {
                 Ok(meta) => meta,
@@ -404,7 +408,7 @@ impl Session {
             });
         }
         if !SESSION_METHODS.contains(&method.as_str()) {
-            return immediate(Err(method_not_found(&method, "this session")));
+            return immediate(Err(RpcError::method_not_found(&method, "this session")));
         }
         if method == "initialize" {
             return immediate(self.initialize(&params));
@@ -696,16 +700,6 @@ pub async fn batch_responses(mut answered: Vec<Value>, replies: Vec<(Value, Repl
             .flatten(),
     );
     answered
-}
-
-fn method_not_found(method: &str, place: &str) -> RpcError {
-    RpcError::new(
-        jsonrpc::METHOD_NOT_FOUND,
-        format!(
-            "method not found in {place}: {}",
-            crate::catalog::shown(method)
-        ),
-    )
 }
 
 /// Who waits for the answer to a request of ours.

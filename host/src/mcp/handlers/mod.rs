@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use super::client_requests::SessionClient;
-use super::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
+use super::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
 use super::plugin_events::{self};
 use super::stateless::StatelessCall;
 use super::version::ProtocolVersion;
@@ -83,10 +83,7 @@ impl Session {
             "prompts/get" => self.get_prompt(call).await,
             "completion/complete" => self.complete(call).await,
             "logging/setLevel" => self.set_level(&params),
-            _ => Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                format!("method not found: {method}"),
-            )),
+            _ => Err(RpcError::method_not_found(method, "this session")),
         }
     }
 

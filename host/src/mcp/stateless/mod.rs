@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::jsonrpc::{self, METHOD_NOT_FOUND, RpcError};
+use crate::mcp::jsonrpc::{self, RpcError};
 use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Change, Server, Session};
 use crate::runtime::bindings::host::ListKind;
@@ -77,9 +77,9 @@ impl Session {
             }
             // `initialize`, `ping`, `logging/setLevel` and `resources/(un)subscribe` are gone
             // from this revision, like anything unknown.
-            _ => Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                format!("method not found in protocol {version}: {method}"),
+            _ => Err(RpcError::method_not_found(
+                method,
+                &format!("protocol {version}"),
             )),
         }?;
         finish_result(method, &mut result, self.server.cache_scope());

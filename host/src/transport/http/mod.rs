@@ -142,8 +142,11 @@ async fn post_mcp(
     let http_session = find_session(&state, &headers, &identity, &id)?;
     let session = &http_session.session;
     let (answered, replies, batch) = match value {
-        Value::Array(messages) if session.batches_allowed() && !messages.is_empty() => {
-            let accepted = session.accept_batch(messages);
+        Value::Array(messages) => {
+            let accepted = match session.accept_batch(messages) {
+                Ok(accepted) => accepted,
+                Err(refused) => return Ok(json_response(StatusCode::BAD_REQUEST, &refused)),
+            };
             if accepted.replies.is_empty() {
                 return Ok(match accepted.answered.len() {
                     0 => StatusCode::ACCEPTED.into_response(),
@@ -155,13 +158,6 @@ async fn post_mcp(
                 });
             }
             (accepted.answered, accepted.replies, true)
-        }
-        Value::Array(_) => {
-            return Err(http_error(
-                StatusCode::BAD_REQUEST,
-                INVALID_REQUEST,
-                "JSON-RPC batches are only allowed with protocol 2025-03-26, and not empty",
-            ));
         }
         value => match session.accept(value) {
             // Notifications and responses: taken in, nothing to answer.

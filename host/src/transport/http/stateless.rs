@@ -17,7 +17,6 @@ use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
 
 use super::{http_error, json_response, json_text_response, sse_response};
-use crate::catalog::shown;
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RpcError};
 use crate::mcp::stateless::meta::{
@@ -81,13 +80,7 @@ pub async fn post(
             .map(|v| v.trim().to_string())
     });
     if unknown_method(&method, requested.as_deref()) {
-        let error = RpcError::new(
-            METHOD_NOT_FOUND,
-            format!(
-                "method not found in the stateless revision: {}",
-                shown(&method)
-            ),
-        );
+        let error = RpcError::method_not_found(&method, "the stateless revision");
         return rpc_error(StatusCode::NOT_FOUND, &id, error);
     }
     // The order the specification implies: `_meta` first, then the headers against it, then
