@@ -9,7 +9,7 @@ use sha2::Digest as _;
 use crate::catalog::header_params;
 use crate::config::PluginConfig;
 use crate::runtime::bindings::completion;
-use crate::runtime::{Plugin, Runtime, import_status};
+use crate::runtime::{Runtime, import_status};
 
 /// The parameters a tool mirrors into HTTP headers (`x-mcp-header`), or why the markings get the
 /// tool left out when served.
@@ -36,24 +36,25 @@ fn describe_header_params(out: &mut String, input_schema: &str) -> std::fmt::Res
 
 /// A description of a component for `palisade inspect`: its exports, its tools and its imports.
 pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> {
-    let wasm = std::fs::read(&config.path)
-        .with_context(|| format!("cannot read {}", config.path.display()))?;
+    let spec = &config.spec;
+    let wasm = std::fs::read(&spec.path)
+        .with_context(|| format!("cannot read {}", spec.path.display()))?;
     let sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
     let component = runtime
         .cache
-        .load(&runtime.engine, &wasm, &sha256, &config.name)
-        .with_context(|| format!("{} is not a valid component", config.path.display()))?;
+        .load(&runtime.engine, &wasm, &sha256, &spec.name)
+        .with_context(|| format!("{} is not a valid component", spec.path.display()))?;
     let ty = component.component_type();
     let mut out = String::new();
-    writeln!(out, "component: {}", config.path.display())?;
+    writeln!(out, "component: {}", spec.path.display())?;
     writeln!(out, "size: {} bytes", wasm.len())?;
-    let pinned = match config.sha256 {
+    let pinned = match spec.sha256 {
         None => "",
         Some(p) if p == sha256 => " (matches the pinned sha256)",
         Some(_) => " (DIFFERS from the pinned sha256: it will not load)",
     };
     writeln!(out, "sha256: {}{pinned}", hex::encode(sha256))?;
-    let l = &config.limits;
+    let l = &spec.limits;
     writeln!(
         out,
         "limits: fuel_per_call={} fuel_per_second={} fuel_burst={} timeout_ms={} memory_mib={} \
@@ -81,9 +82,9 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
     }
     writeln!(out, "\nimports (and what the sandbox gives for each):")?;
     for (name, _) in ty.imports(&runtime.engine) {
-        writeln!(out, "  {name}: {}", import_status(name, &config))?;
+        writeln!(out, "  {name}: {}", import_status(name, spec))?;
     }
-    match Plugin::load(runtime, config).await {
+    match crate::setup::load_plugin(runtime, &config).await {
         Ok(plugin) => {
             let e = plugin.exports;
             writeln!(

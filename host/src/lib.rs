@@ -13,6 +13,8 @@ pub mod mcp;
 pub mod memory;
 pub mod native;
 pub mod reload;
-pub mod runtime;
+/// The plugin runtime, a crate of its own (`crates/runtime`): the server depends on it, never the
+/// other way.
+pub use palisade_runtime as runtime;
 pub mod setup;
 pub mod transport;

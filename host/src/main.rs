@@ -286,27 +286,32 @@ fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathB
     let (config, wanted) = options.resolve()?;
     let runtime = Runtime::new(cache_for(cache_dir, config.cache_dir.clone())?)?;
     for plugin in wanted.iter().map(|w| &w.config) {
-        let wasm = std::fs::read(&plugin.path)
-            .with_context(|| format!("{}: cannot read {}", plugin.name, plugin.path.display()))?;
+        let wasm = std::fs::read(&plugin.spec.path).with_context(|| {
+            format!(
+                "{}: cannot read {}",
+                plugin.spec.name,
+                plugin.spec.path.display()
+            )
+        })?;
         let sha256: [u8; 32] = Sha256::digest(&wasm).into();
         if runtime.cache.contains(&runtime.engine, &sha256) {
-            println!("{}: already compiled", plugin.name);
+            println!("{}: already compiled", plugin.spec.name);
             continue;
         }
         let started = std::time::Instant::now();
         runtime
             .cache
-            .load(&runtime.engine, &wasm, &sha256, &plugin.name)
+            .load(&runtime.engine, &wasm, &sha256, &plugin.spec.name)
             .with_context(|| {
                 format!(
                     "{}: {} is not a valid component",
-                    plugin.name,
-                    plugin.path.display()
+                    plugin.spec.name,
+                    plugin.spec.path.display()
                 )
             })?;
         println!(
             "{}: compiled in {:.1} s",
-            plugin.name,
+            plugin.spec.name,
             started.elapsed().as_secs_f64()
         );
     }

@@ -12,12 +12,12 @@ use notify::{EventKind, RecursiveMode, Watcher as _};
 use sha2::Digest as _;
 use tokio::sync::mpsc;
 
-use crate::catalog::{Catalog, definition_changes};
+use crate::catalog::{Catalog, Loaded, definition_changes};
 use crate::config::RootsAccess;
 use crate::mcp::{Change, ReloadHooks, Server};
+use crate::runtime::Runtime;
 use crate::runtime::bindings::host::ListKind;
-use crate::runtime::{Plugin, Runtime};
-use crate::setup::{ServeOptions, Wanted, log_loaded};
+use crate::setup::{ServeOptions, Wanted, load_plugin, log_loaded};
 
 /// How long to wait for more changes after one, so an editor's or a compiler's burst of writes
 /// is handled once.
@@ -31,7 +31,7 @@ pub struct Live {
     server: Arc<Server>,
     runtime: Arc<Runtime>,
     options: ServeOptions,
-    plugins: Vec<Arc<Plugin>>,
+    plugins: Vec<Loaded>,
     watcher: notify::RecommendedWatcher,
     watched: HashSet<PathBuf>,
     /// Files whose change means a reload: the configuration and the plugins.
@@ -45,7 +45,7 @@ pub fn start(
     server: Arc<Server>,
     runtime: Arc<Runtime>,
     options: ServeOptions,
-    plugins: Vec<Arc<Plugin>>,
+    plugins: Vec<Loaded>,
 ) -> Result<tokio::task::JoinHandle<()>> {
     let (events_tx, events) = mpsc::unbounded_channel::<notify::Event>();
     let watcher =
@@ -199,32 +199,34 @@ impl Live {
                 return;
             }
         };
-        let mut plugins = Vec::new();
+        let mut plugins: Vec<Loaded> = Vec::new();
         for Wanted { config, origin } in wanted {
-            let current = self.plugins.iter().find(|p| *p.name == *config.name);
+            let current = self
+                .plugins
+                .iter()
+                .find(|p| *p.plugin.name == *config.spec.name);
             // Only the plugin's word that its lists changed: same file, same configuration.
             let mut relisting_only = false;
             if let Some(current) = current {
-                let same_file = file_sha256(&config.path).is_some_and(|h| h == current.wasm_sha256);
+                let same_file =
+                    file_sha256(&config.spec.path).is_some_and(|h| h == current.plugin.wasm_sha256);
                 if current.config == config && same_file {
-                    if !relisted.plugins.contains(&current.name) {
+                    if !relisted.plugins.contains(&current.plugin.name) {
                         plugins.push(current.clone());
                         continue;
                     }
                     relisting_only = true;
                 }
             }
-            match Plugin::load(&self.runtime, config).await {
+            match load_plugin(&self.runtime, &config).await {
                 Ok(plugin) => {
-                    let changes = current
-                        .map(|c| definition_changes(&c.tools, &plugin.tools))
-                        .unwrap_or_default();
-                    if let (Some(current), false) = (current, changes.is_empty()) {
+                    if let Some(current) = current {
+                        let changes = definition_changes(&current.plugin.tools, &plugin.tools);
                         // Tool definitions are pinned to the file: a plugin cannot change what
                         // a tool claims to do once a client has seen it.
-                        if relisting_only {
+                        if !changes.is_empty() && relisting_only {
                             tracing::warn!(
-                                plugin = &*current.name,
+                                plugin = &*current.plugin.name,
                                 "new tool definitions refused: they change without a new file, \
                                  the loaded ones keep serving ({})",
                                 changes.join("; ")
@@ -232,14 +234,19 @@ impl Live {
                             plugins.push(current.clone());
                             continue;
                         }
-                        tracing::info!(
-                            plugin = &*current.name,
-                            "tool definitions changed with the new version: {}",
-                            changes.join("; ")
-                        );
+                        if !changes.is_empty() {
+                            tracing::info!(
+                                plugin = &*current.plugin.name,
+                                "tool definitions changed with the new version: {}",
+                                changes.join("; ")
+                            );
+                        }
                     }
                     log_loaded(&plugin);
-                    plugins.push(Arc::new(plugin));
+                    plugins.push(Loaded {
+                        plugin: Arc::new(plugin),
+                        config,
+                    });
                 }
                 Err(e) => match current {
                     Some(current) => {
@@ -281,7 +288,7 @@ impl Live {
             .config
             .iter()
             .cloned()
-            .chain(self.plugins.iter().map(|p| p.config.path.clone()))
+            .chain(self.plugins.iter().map(|p| p.config.spec.path.clone()))
             .collect();
         for file in files {
             // Watch the directory: editors and compilers replace files rather than write them.
@@ -295,13 +302,16 @@ impl Live {
         }
         self.sources = sources;
         let mut resource_dirs = Vec::new();
-        for plugin in self.plugins.iter().filter(|p| p.exports.resources) {
-            for dir in &plugin.config.dirs {
+        for Loaded { plugin, config } in &self.plugins {
+            if !plugin.exports.resources {
+                continue;
+            }
+            for dir in &config.spec.dirs {
                 if let Ok(dir) = std::fs::canonicalize(&dir.host) {
                     resource_dirs.push(dir);
                 }
             }
-            if plugin.config.roots != RootsAccess::None {
+            if config.spec.roots != RootsAccess::None {
                 resource_dirs.extend(self.server.roots.iter().map(|r| r.host_path.clone()));
             }
         }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 
+use crate::catalog::Loaded;
 use crate::config::{self, Config, PluginConfig, RootsAccess};
 use crate::runtime::{Plugin, Runtime};
 
@@ -56,7 +57,7 @@ impl ServeOptions {
                 origin: format!(
                     "{}: [plugins.{}]",
                     self.config.as_deref().unwrap_or("?".as_ref()).display(),
-                    plugin.name
+                    plugin.spec.name
                 ),
                 config: plugin,
             })
@@ -67,15 +68,14 @@ impl ServeOptions {
                 anyhow::anyhow!("--plugin {}: {why}; rename the file", path.display())
             })?;
             anyhow::ensure!(
-                !wanted.iter().any(|w| w.config.name == name),
+                !wanted.iter().any(|w| w.config.spec.name == name),
                 "--plugin {}: a plugin named `{name}` is already loaded; rename the file",
                 path.display()
             );
+            let mut plugin = PluginConfig::new(name, path.clone());
+            plugin.spec.roots = RootsAccess::ReadOnly;
             wanted.push(Wanted {
-                config: PluginConfig {
-                    roots: RootsAccess::ReadOnly,
-                    ..PluginConfig::new(name, path.clone())
-                },
+                config: plugin,
                 origin: format!("--plugin {}", path.display()),
             });
         }
@@ -85,16 +85,40 @@ impl ServeOptions {
 }
 
 /// Loads every wanted plugin; the first that fails stops the start with an error naming it.
-pub async fn load_all(runtime: &Runtime, wanted: Vec<Wanted>) -> Result<Vec<Arc<Plugin>>> {
+pub async fn load_all(runtime: &Runtime, wanted: Vec<Wanted>) -> Result<Vec<Loaded>> {
     let mut plugins = Vec::new();
     for Wanted { config, origin } in wanted {
-        let plugin = Plugin::load(runtime, config)
+        let plugin = load_plugin(runtime, &config)
             .await
             .with_context(|| origin)?;
         log_loaded(&plugin);
-        plugins.push(Arc::new(plugin));
+        plugins.push(Loaded {
+            plugin: Arc::new(plugin),
+            config,
+        });
     }
     Ok(plugins)
+}
+
+/// Loads one plugin as configured: at start, on reload and for `palisade inspect`.
+pub async fn load_plugin(runtime: &Runtime, config: &PluginConfig) -> Result<Plugin> {
+    let plugin = Plugin::load(runtime, config.spec.clone()).await?;
+    // Settings for a tool the plugin lacks are refused, not ignored: a misspelt name would
+    // silently drop a `confirm`.
+    if let Some(missing) = config
+        .tools
+        .keys()
+        .find(|t| !plugin.tools.iter().any(|tool| &tool.name == *t))
+    {
+        let known: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+        anyhow::bail!(
+            "plugin `{name}`: the configuration has settings for tool `{missing}` \
+             (plugins.{name}.tools.{missing}), but the plugin has no such tool; its tools are: {}",
+            known.join(", "),
+            name = plugin.name,
+        );
+    }
+    Ok(plugin)
 }
 
 pub fn log_loaded(plugin: &Plugin) {
@@ -130,8 +154,8 @@ pub fn plugin_to_inspect(target: &Path, config: Option<&Path>) -> Result<PluginC
         .plugins
         .into_iter()
         .find(|p| {
-            Path::new(&p.name) == target
-                || wanted.is_some() && std::fs::canonicalize(&p.path).ok() == wanted
+            Path::new(&p.spec.name) == target
+                || wanted.is_some() && std::fs::canonicalize(&p.spec.path).ok() == wanted
         })
         .ok_or_else(|| {
             anyhow::anyhow!(

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use serde_json::Value;
 
-use crate::config::{AnnotationOverrides, Scope};
+use crate::config::{AnnotationOverrides, PluginConfig, Scope};
 use crate::runtime::Plugin;
 use crate::runtime::bindings::completion::CompletionRef;
 use crate::runtime::bindings::tools as wit_tools;
@@ -57,6 +57,14 @@ pub struct HostTool {
     pub run: HostFn,
 }
 
+/// A plugin the runtime loaded, beside the configuration it was loaded from: the catalog takes
+/// its prefix and per-tool policy from there, and a reload compares it to the new one.
+#[derive(Clone)]
+pub struct Loaded {
+    pub plugin: Arc<Plugin>,
+    pub config: PluginConfig,
+}
+
 /// Every plugin and everything they serve.
 pub struct Catalog {
     pub plugins: Vec<Arc<Plugin>>,
@@ -72,7 +80,7 @@ impl Catalog {
     /// a resource URI an earlier one serves is left out whole, with an error naming both, and
     /// the others are served; a tool, prompt or resource the plugin describes badly is left out
     /// with a warning naming it. Fails only when no plugin could be served though some were given.
-    pub fn new(plugins: Vec<Arc<Plugin>>, in_host: Vec<HostTool>) -> Result<Catalog> {
+    pub fn new(plugins: Vec<Loaded>, in_host: Vec<HostTool>) -> Result<Catalog> {
         let mut tools: BTreeMap<String, CatalogTool> = BTreeMap::new();
         for n in in_host {
             let public_name = n.tool.name.clone();
@@ -91,9 +99,9 @@ impl Catalog {
         let mut resources = ResourceRoutes::default();
         let mut served = Vec::new();
         let given = plugins.len();
-        for plugin in plugins {
-            let added = plugin_tools(&plugin, &tools)
-                .and_then(|new_tools| Ok((new_tools, plugin_prompts(&plugin, &prompts)?)))
+        for Loaded { plugin, config } in plugins {
+            let added = plugin_tools(&plugin, &config, &tools)
+                .and_then(|new_tools| Ok((new_tools, plugin_prompts(&plugin, &config, &prompts)?)))
                 .and_then(|new| {
                     resources.add(&plugin)?;
                     Ok(new)
@@ -226,13 +234,14 @@ impl Catalog {
 /// the tools already in the catalog.
 fn plugin_tools(
     plugin: &Arc<Plugin>,
+    config: &PluginConfig,
     served: &BTreeMap<String, CatalogTool>,
 ) -> Result<Vec<CatalogTool>, String> {
     let mut entries: Vec<CatalogTool> = Vec::new();
     for tool in &plugin.tools {
-        let public_name = public_name(&plugin.config.prefix, &tool.name);
+        let public_name = public_name(&config.prefix, &tool.name);
         let mut tool = tool.clone();
-        let policy = plugin.config.tools.get(&tool.name);
+        let policy = config.tools.get(&tool.name);
         if let Some(policy) = policy {
             apply_overrides(&mut tool, &policy.annotations);
         }
@@ -275,11 +284,12 @@ fn plugin_tools(
 /// the prompts already in the catalog.
 fn plugin_prompts(
     plugin: &Arc<Plugin>,
+    config: &PluginConfig,
     served: &BTreeMap<String, CatalogPrompt>,
 ) -> Result<Vec<CatalogPrompt>, String> {
     let mut entries: Vec<CatalogPrompt> = Vec::new();
     for prompt in &plugin.prompts {
-        let public_name = public_name(&plugin.config.prefix, &prompt.name);
+        let public_name = public_name(&config.prefix, &prompt.name);
         let described = if !tools::is_valid_public_name(&public_name) {
             Err("its public name is not 1 to 64 of A-Z a-z 0-9 _ -".to_string())
         } else {

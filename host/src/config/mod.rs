@@ -6,13 +6,11 @@
 pub mod access;
 mod file;
 mod model;
-pub mod network;
 mod resolve;
 
 pub use access::{AccessConfig, Identity, Scope};
 pub use file::*;
 pub use model::*;
-pub use network::HostPattern;
 pub use resolve::{check_plugin_name, parse_listen, parse_sha256};
 
 /// A configuration error, with where it is and how to fix it.
@@ -47,9 +45,9 @@ mod tests {
         assert_eq!(config.page_size, DEFAULT_PAGE_SIZE);
         let p = &config.plugins[0];
         assert_eq!(p.prefix, "hello");
-        assert_eq!(p.path, Path::new("/tmp/h.wasm"));
-        assert_eq!(p.roots, RootsAccess::None);
-        assert_eq!(p.limits, Limits::default());
+        assert_eq!(p.spec.path, Path::new("/tmp/h.wasm"));
+        assert_eq!(p.spec.roots, RootsAccess::None);
+        assert_eq!(p.spec.limits, Limits::default());
     }
 
     #[test]
@@ -81,21 +79,21 @@ output_kib = 1
         .unwrap();
         let p = &config.plugins[0];
         assert_eq!(
-            p.env,
+            p.spec.env,
             [
                 ("KEY".into(), std::env::var("PATH").unwrap()),
                 ("PLAIN".into(), "v".into())
             ]
         );
-        assert_eq!(p.network.len(), 2);
-        assert!(p.network[1].allow_http);
+        assert_eq!(p.spec.network.len(), 2);
+        assert!(p.spec.network[1].allow_http);
         let tool = &p.tools["write"];
         assert!(tool.confirm);
         assert_eq!(tool.annotations.read_only_hint, Some(false));
-        assert_eq!(p.limits.calls_per_minute, 10);
-        assert_eq!(p.limits.output_bytes, 1024);
+        assert_eq!(p.spec.limits.calls_per_minute, 10);
+        assert_eq!(p.spec.limits.output_bytes, 1024);
         assert_eq!(
-            p.limits.concurrent_calls,
+            p.spec.limits.concurrent_calls,
             Limits::default().concurrent_calls
         );
     }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::access::AccessConfig;
-use super::network::HostPattern;
+pub use crate::runtime::{AccessMode, DirGrant, HostPattern, Limits, PluginSpec, RootsAccess};
 
 /// Default number of items per page of `tools/list`.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
@@ -103,113 +103,26 @@ pub struct ToolPolicy {
     pub annotations: AnnotationOverrides,
 }
 
-/// Whether a plugin sees the roots, and how.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RootsAccess {
-    #[default]
-    None,
-    ReadOnly,
-    ReadWrite,
-}
-
-/// Read-only or read-write.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AccessMode {
-    #[default]
-    ReadOnly,
-    ReadWrite,
-}
-
-/// `[[plugins.NAME.dirs]]`: a host directory preopened for the plugin.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DirGrant {
-    /// The directory on the host, relative to the configuration file.
-    pub host: PathBuf,
-    /// Where the plugin sees it: an absolute path such as `/data`.
-    pub guest: String,
-    #[serde(default)]
-    pub mode: AccessMode,
-}
-
-/// The limits a plugin runs under, every one always on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Wasm fuel (roughly, instructions) one call may burn.
-    pub fuel_per_call: u64,
-    /// Fuel the plugin's budget regains per second, across all its calls and clients.
-    pub fuel_per_second: u64,
-    /// The most fuel the budget holds.
-    pub fuel_burst: u64,
-    /// Wall-clock time one call may take, in milliseconds.
-    pub timeout_ms: u64,
-    /// Linear memory one instance may hold, in bytes.
-    pub memory_bytes: u64,
-    /// Bytes of content one call may return.
-    pub output_bytes: u64,
-    /// Calls a minute, all clients together.
-    pub calls_per_minute: u64,
-    /// Calls a minute from any one client.
-    pub calls_per_minute_per_client: u64,
-    /// Calls running at once.
-    pub concurrent_calls: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            // About a second of one busy core: a tight loop burns ~1.1e10 fuel a second on this
-            // 2-core machine (misbehave `burn`, fuel_used / duration_ms in the audit log).
-            fuel_per_call: 10_000_000_000,
-            // About one core, sustained, with room for a few full calls at once.
-            fuel_per_second: 10_000_000_000,
-            fuel_burst: 40_000_000_000,
-            timeout_ms: 30_000,
-            memory_bytes: 128 << 20,
-            output_bytes: 4 << 20,
-            calls_per_minute: 6_000,
-            calls_per_minute_per_client: 3_000,
-            concurrent_calls: 16,
-        }
-    }
-}
-
-/// One plugin, as the server will load it.
+/// One plugin, as the server will serve it: what the runtime loads, and how the catalog names
+/// and guards its tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginConfig {
-    pub name: String,
-    pub path: PathBuf,
+    /// The component, its grants and its limits.
+    pub spec: PluginSpec,
     /// Prefix for public names; empty for none.
     pub prefix: String,
-    pub roots: RootsAccess,
-    pub dirs: Vec<DirGrant>,
-    pub limits: Limits,
-    /// Environment variables, resolved.
-    pub env: Vec<(String, String)>,
-    pub network: Vec<HostPattern>,
     /// By the plugin's own tool name.
     pub tools: BTreeMap<String, ToolPolicy>,
-    /// The SHA-256 the component must have, when the operator pinned it.
-    pub sha256: Option<[u8; 32]>,
 }
 
 impl PluginConfig {
-    /// A plugin with no grants and the default limits.
+    /// A plugin with no grants, the default limits, and its name as its prefix.
     pub fn new(name: impl Into<String>, path: PathBuf) -> PluginConfig {
-        let name = name.into();
+        let spec = PluginSpec::new(name, path);
         PluginConfig {
-            prefix: name.clone(),
-            name,
-            path,
-            roots: RootsAccess::None,
-            dirs: Vec::new(),
-            limits: Limits::default(),
-            env: Vec::new(),
-            network: Vec::new(),
+            prefix: spec.name.clone(),
+            spec,
             tools: BTreeMap::new(),
-            sha256: None,
         }
     }
 }

@@ -255,16 +255,18 @@ fn resolve_plugin(
         })?),
     };
     Ok(PluginConfig {
-        path: base.join(&section.path),
-        name,
+        spec: PluginSpec {
+            path: base.join(&section.path),
+            name,
+            roots: section.roots,
+            dirs,
+            limits,
+            env,
+            network,
+            sha256,
+        },
         prefix,
-        roots: section.roots,
-        dirs,
-        limits,
-        env,
-        network,
         tools,
-        sha256,
     })
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use palisade::config::PluginConfig;
+use palisade::runtime::PluginSpec;
 use palisade::runtime::bindings::types::ContentBlock;
 use palisade::runtime::{CallContext, CompileCache, Metering, Plugin, Runtime};
 
@@ -31,11 +31,8 @@ pub fn measure(bench_wasm: &Path, cache: &Path, below: u32, rounds: usize) -> Re
     tokio.block_on(async {
         let load = async |metering| {
             let runtime = Runtime::with_metering(CompileCache::open(cache)?, metering)?;
-            let plugin = Plugin::load(
-                &runtime,
-                PluginConfig::new("bench", bench_wasm.to_path_buf()),
-            )
-            .await?;
+            let plugin =
+                Plugin::load(&runtime, PluginSpec::new("bench", bench_wasm.to_path_buf())).await?;
             anyhow::Ok((runtime, plugin))
         };
         let metered = load(Metering::Fuel).await?;

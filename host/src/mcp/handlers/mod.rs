@@ -152,7 +152,7 @@ impl Session {
 impl Session {
     /// The roots a call to `plugin` sees. Only a session's own client roots are waited for.
     async fn call_roots(&self, plugin: &Plugin, call: &Call<'_>) -> Arc<Vec<Root>> {
-        if plugin.config.roots == RootsAccess::None {
+        if plugin.spec.roots == RootsAccess::None {
             Arc::new(Vec::new())
         } else if call.stateless.is_some() {
             // 2026-07-28 deprecates client roots and has no session to keep them in: a

@@ -7,7 +7,7 @@ use super::bindings::host::{
 use super::call::{Answers, PluginEvent};
 use super::output::{ITEM_BYTES, OutputSize as _};
 use super::store::StoreState;
-use crate::config::RootsAccess;
+use crate::RootsAccess;
 
 impl StoreState {
     /// Forwards `event`, charged against the call's output limit: past it, events are dropped

@@ -5,11 +5,11 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use axum::http::{Request, Response, uri::Scheme};
+use http::{Request, Response, uri::Scheme};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::config::HostPattern;
-use crate::config::network::is_local_address;
+use crate::HostPattern;
+use crate::host_pattern::is_local_address;
 
 /// Decides, for one call of one plugin, whether a request may leave the sandbox.
 pub struct NetworkPolicy {
@@ -23,7 +23,7 @@ impl NetworkPolicy {
     }
 
     /// The grant covering a request to `uri`, or why there is none.
-    fn grant_for(&self, uri: &axum::http::Uri) -> Result<&HostPattern, String> {
+    fn grant_for(&self, uri: &http::Uri) -> Result<&HostPattern, String> {
         let https = match uri.scheme() {
             Some(s) if *s == Scheme::HTTPS => true,
             Some(s) if *s == Scheme::HTTP => false,
@@ -99,15 +99,14 @@ fn pin_address<B>(request: &mut Request<B>, ip: IpAddr) -> Result<(), Error> {
             .parse()
             .map_err(|_| Error::HttpRequestUriInvalid)?,
     );
-    *request.uri_mut() =
-        axum::http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
+    *request.uri_mut() = http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
     Ok(())
 }
 
 /// The address to connect to for a granted name, refusing it when any address it resolves to is a
 /// loopback or private one, so a wildcard grant or a hostile DNS answer cannot reach the
 /// operator's own network.
-async fn public_address(uri: &axum::http::Uri, plugin: &str) -> Result<IpAddr, Error> {
+async fn public_address(uri: &http::Uri, plugin: &str) -> Result<IpAddr, Error> {
     let host = uri.host().unwrap_or_default();
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = uri.port_u16().unwrap_or(443);

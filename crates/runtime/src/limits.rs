@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use wasmtime::{ResourceLimiter, Trap};
 
-use crate::config::Limits;
+use crate::Limits;
 
 /// Table elements one instance may hold; generous for real code, small enough to be harmless.
 const MAX_TABLE_ELEMENTS: usize = 100_000;

@@ -27,7 +27,7 @@ use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
 use super::network::NetworkPolicy;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use super::store::StoreState;
-use crate::config::{AccessMode, PluginConfig, RootsAccess};
+use crate::{AccessMode, PluginSpec, RootsAccess};
 
 /// Which `palisade:plugin` interfaces a component exports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub enum CallError {
 /// A plugin ready to serve: instantiation is pre-linked, so each call only creates an instance.
 pub struct Plugin {
     pub name: Arc<str>,
-    pub config: PluginConfig,
+    pub spec: PluginSpec,
     pub exports: Exports,
     /// SHA-256 of the component file, to tell whether a changed file is a new version.
     pub wasm_sha256: [u8; 32],
@@ -151,13 +151,13 @@ struct Listing {
 }
 
 impl Plugin {
-    /// Compiles (or loads from the cache), links and introspects the plugin of `config`.
-    pub async fn load(runtime: &Runtime, config: PluginConfig) -> Result<Plugin> {
-        let name: Arc<str> = config.name.as_str().into();
+    /// Compiles (or loads from the cache), links and introspects the plugin of `spec`.
+    pub async fn load(runtime: &Runtime, spec: PluginSpec) -> Result<Plugin> {
+        let name: Arc<str> = spec.name.as_str().into();
         // Reading, hashing, compiling and linking take milliseconds to seconds of CPU: off the
         // threads that serve requests (a reload happens while they serve).
         let (wasm_sha256, pre) = {
-            let (name, path, pinned) = (name.clone(), config.path.clone(), config.sha256);
+            let (name, path, pinned) = (name.clone(), spec.path.clone(), spec.sha256);
             let (engine, cache) = (runtime.engine.clone(), runtime.cache.clone());
             tokio::task::spawn_blocking(move || prepare(&engine, &cache, &name, &path, pinned))
                 .await
@@ -174,9 +174,9 @@ impl Plugin {
             exports != Exports::default(),
             "plugin `{name}`: {} exports none of the interfaces palisade:plugin/tools, resources, \
              prompts or completion @0.1.0; build it against the WIT in wit/",
-            config.path.display()
+            spec.path.display()
         );
-        if let Some(dir) = config.dirs.iter().find(|d| runtime.cache.overlaps(&d.host)) {
+        if let Some(dir) = spec.dirs.iter().find(|d| runtime.cache.overlaps(&d.host)) {
             anyhow::bail!(
                 "plugin `{name}`: its directory grant {} ({}) contains the compile cache {} (or \
                  lies inside it): a plugin that can reach the cache could have native code run \
@@ -187,21 +187,21 @@ impl Plugin {
             );
         }
         let grants = Arc::new(Grants {
-            dirs: config.dirs.clone(),
-            roots: config.roots,
-            env: config.env.clone(),
-            network: config.network.clone().into(),
+            dirs: spec.dirs.clone(),
+            roots: spec.roots,
+            env: spec.env.clone(),
+            network: spec.network.clone().into(),
             hidden: Arc::new([runtime.cache.dir().to_path_buf()]),
         });
-        let gate = runtime.gates.for_plugin(&name, &config.limits);
-        let file_dirs = config
+        let gate = runtime.gates.for_plugin(&name, &spec.limits);
+        let file_dirs = spec
             .dirs
             .iter()
             .map(|d| std::fs::canonicalize(&d.host).unwrap_or_else(|_| d.host.clone()))
             .collect();
         let mut plugin = Plugin {
             name,
-            config,
+            spec,
             exports,
             wasm_sha256,
             tools: Vec::new(),
@@ -223,23 +223,6 @@ impl Plugin {
                 plugin.name
             )
         })?;
-        // Settings for a tool the plugin lacks are refused, not ignored: a misspelt name would
-        // silently drop a `confirm`.
-        if let Some(missing) = plugin
-            .config
-            .tools
-            .keys()
-            .find(|t| !listing.tools.iter().any(|tool| &tool.name == *t))
-        {
-            let known: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
-            anyhow::bail!(
-                "plugin `{}`: the configuration has settings for tool `{missing}` (plugins.{}.tools.{missing}), \
-                 but the plugin has no such tool; its tools are: {}",
-                plugin.name,
-                plugin.name,
-                known.join(", ")
-            );
-        }
         plugin.tools = listing.tools;
         plugin.resources = listing.resources;
         plugin.templates = listing.templates;
@@ -261,7 +244,7 @@ impl Plugin {
     /// plugin is granted. A plugin granted the client's roots may serve any: roots can be
     /// anywhere, and differ from client to client.
     pub fn may_serve_file_uri(&self, uri: &str) -> bool {
-        if self.config.roots != RootsAccess::None {
+        if self.spec.roots != RootsAccess::None {
             return true;
         }
         let Some(path) = url::Url::parse(uri)
@@ -401,7 +384,7 @@ impl Plugin {
         call: CallContext,
         f: impl AsyncFnOnce(&mut Store<StoreState>, &Instance) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
-        let limits = self.config.limits;
+        let limits = self.spec.limits;
         // Clients' calls pass the plugin's gate; the host's own (listing at load) do not.
         let _admission = match &call.caller {
             Some(client) => Some(
@@ -660,8 +643,8 @@ fn shared_wasi_resources(
     shared
 }
 
-/// What the sandbox gives a plugin configured as `config` for the import `name`.
-pub fn import_status(name: &str, config: &PluginConfig) -> String {
+/// What the sandbox gives a plugin with `spec` for the import `name`.
+pub fn import_status(name: &str, spec: &PluginSpec) -> String {
     let package = name.split('/').next().unwrap_or(name);
     let list = |items: Vec<String>| {
         if items.is_empty() {
@@ -672,7 +655,7 @@ pub fn import_status(name: &str, config: &PluginConfig) -> String {
     };
     match package {
         "wasi:filesystem" => {
-            let mut granted: Vec<String> = config
+            let mut granted: Vec<String> = spec
                 .dirs
                 .iter()
                 .map(|d| {
@@ -683,7 +666,7 @@ pub fn import_status(name: &str, config: &PluginConfig) -> String {
                     format!("{} -> {} ({mode})", d.guest, d.host.display())
                 })
                 .collect();
-            match config.roots {
+            match spec.roots {
                 RootsAccess::None => {}
                 RootsAccess::ReadOnly => granted.push("the client's roots (read-only)".into()),
                 RootsAccess::ReadWrite => granted.push("the client's roots (read-write)".into()),
@@ -692,14 +675,14 @@ pub fn import_status(name: &str, config: &PluginConfig) -> String {
         }
         "wasi:http" => format!(
             "provided; requests allowed to: {}",
-            list(config.network.iter().map(|h| h.text.clone()).collect())
+            list(spec.network.iter().map(|h| h.text.clone()).collect())
         ),
         "wasi:sockets" => {
             "provided, every address denied (no raw network; HTTP goes through wasi:http)".into()
         }
         "wasi:cli" if name.starts_with("wasi:cli/environment") => format!(
             "provided; variables: {} (no arguments)",
-            list(config.env.iter().map(|(k, _)| k.clone()).collect())
+            list(spec.env.iter().map(|(k, _)| k.clone()).collect())
         ),
         "wasi:cli" if name.starts_with("wasi:cli/stdin") => "provided, empty".into(),
         "wasi:cli" if name.contains("/stdout") || name.contains("/stderr") => {

@@ -12,7 +12,7 @@ use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
-use crate::config::{AccessMode, DirGrant, HostPattern, RootsAccess};
+use crate::{AccessMode, DirGrant, HostPattern, RootsAccess};
 
 /// A directory of the client's (an MCP root, or a `--root` directory), as plugins see it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 wasmtime::component::bindgen!({
     world: "plugin",
-    path: "../wit",
+    path: "../../wit",
     imports: { default: async | trappable },
     exports: { default: async },
     // To tell whether a plugin's tool definitions changed (they are pinned at load).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::limits::LimitExceeded;
-use crate::config::Limits;
+use crate::Limits;
 
 /// Clients remembered per plugin for their own rate; the idlest are forgotten past this (a
 /// forgotten client starts again with a full bucket, which only ever favours it by one burst).

@@ -1,0 +1,103 @@
+//! Palisade's plugin runtime: runs one call into a sandboxed WebAssembly component under its
+//! limits.
+//!
+//! # What
+//!
+//! A plugin is a component built against the `palisade:plugin` WIT package (`wit/` at the
+//! repository's root). This crate compiles it (through a [`CompileCache`]), gives it exactly
+//! the grants of its [`PluginSpec`] (preopened directories, the client's roots, hosts it may
+//! reach over `wasi:http`, environment variables) and runs each call under its [`Limits`]: fuel
+//! per call and per second, wall-clock time, memory, output size, call rate and concurrency.
+//! It knows nothing of MCP or JSON-RPC: WIT values go in and come back out, and what a call
+//! asks of the client on its way (sampling, input, logs, progress) arrives as [`PluginEvent`]s.
+//!
+//! # Where
+//!
+//! - [`Runtime`]: the engine, its epoch clock, the compile cache and the admission gates every
+//!   plugin shares (`engine.rs`, `cache.rs`, `gate.rs`).
+//! - [`PluginSpec`], [`Limits`], [`DirGrant`], [`HostPattern`]: the sandbox's input (`spec.rs`,
+//!   `host_pattern.rs`); `sandbox.rs` turns grants into WASI preopens, `network.rs` checks
+//!   each outgoing request.
+//! - [`Plugin`]: a loaded component and what it offers; `plugin.rs` has the calls,
+//!   `store.rs` the per-call store, `host_api.rs` the host functions plugins import.
+//! - [`CallContext`]: one call's cancellation, client channel and the answers it awaits
+//!   (`call.rs`).
+//!
+//! # Example
+//!
+//! ```no_run
+//! use palisade_runtime::{CompileCache, Plugin, PluginSpec, Runtime};
+//!
+//! # async fn run() -> anyhow::Result<()> {
+//! let runtime = Runtime::new(CompileCache::open("/var/cache/palisade".as_ref())?)?;
+//! let plugin = Plugin::load(&runtime, PluginSpec::new("hello", "hello.wasm".into())).await?;
+//! for tool in &plugin.tools {
+//!     println!("{} offers {}", plugin.name, tool.name);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod bindings;
+mod cache;
+mod call;
+mod engine;
+pub mod gate;
+mod host_api;
+mod host_pattern;
+mod lift;
+pub mod limits;
+mod network;
+mod output;
+mod plugin;
+pub mod sandbox;
+mod spec;
+mod store;
+mod wasi_guard;
+
+pub use cache::CompileCache;
+pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
+pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
+pub use host_pattern::{HostPattern, is_local_address};
+pub use limits::LimitExceeded;
+pub use plugin::{CallError, Exports, Plugin, import_status};
+pub use spec::{AccessMode, DirGrant, Limits, PluginSpec, RootsAccess};
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use wasmtime::Engine;
+
+/// The engine, its epoch clock and the compiled cache: what every plugin shares.
+pub struct Runtime {
+    pub engine: Engine,
+    pub cache: CompileCache,
+    /// Every plugin's admission state, kept across reloads.
+    pub gates: gate::Gates,
+    /// Free slots of the engine's instance pool: a call holds one while its instance lives, so
+    /// a burst of calls across many plugins waits for a slot instead of failing.
+    pub instance_slots: Arc<Semaphore>,
+    pub metering: Metering,
+    _ticker: EpochTicker,
+}
+
+impl Runtime {
+    pub fn new(cache: CompileCache) -> anyhow::Result<Runtime> {
+        Runtime::with_metering(cache, Metering::Fuel)
+    }
+
+    /// A runtime whose engine counts fuel or not. Serving always counts it; `palisade-bench`
+    /// uses an unmetered one as the baseline of what metering costs.
+    pub fn with_metering(cache: CompileCache, metering: Metering) -> anyhow::Result<Runtime> {
+        let engine = engine_with(metering)?;
+        let ticker = EpochTicker::start(&engine)?;
+        Ok(Runtime {
+            engine,
+            cache,
+            gates: gate::Gates::default(),
+            instance_slots: Arc::new(Semaphore::new(INSTANCE_SLOTS as usize)),
+            metering,
+            _ticker: ticker,
+        })
+    }
+}

@@ -1,0 +1,118 @@
+//! What a plugin may touch and how much it may spend: the sandbox's input, written by the
+//! server's configuration and read by [`Plugin::load`](crate::Plugin::load).
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::HostPattern;
+
+/// Whether a plugin sees the roots, and how.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RootsAccess {
+    #[default]
+    None,
+    ReadOnly,
+    ReadWrite,
+}
+
+/// Read-only or read-write.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccessMode {
+    #[default]
+    ReadOnly,
+    ReadWrite,
+}
+
+/// `[[plugins.NAME.dirs]]`: a host directory preopened for the plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirGrant {
+    /// The directory on the host, relative to the configuration file.
+    pub host: PathBuf,
+    /// Where the plugin sees it: an absolute path such as `/data`.
+    pub guest: String,
+    #[serde(default)]
+    pub mode: AccessMode,
+}
+
+/// The limits a plugin runs under, every one always on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Wasm fuel (roughly, instructions) one call may burn.
+    pub fuel_per_call: u64,
+    /// Fuel the plugin's budget regains per second, across all its calls and clients.
+    pub fuel_per_second: u64,
+    /// The most fuel the budget holds.
+    pub fuel_burst: u64,
+    /// Wall-clock time one call may take, in milliseconds.
+    pub timeout_ms: u64,
+    /// Linear memory one instance may hold, in bytes.
+    pub memory_bytes: u64,
+    /// Bytes of content one call may return.
+    pub output_bytes: u64,
+    /// Calls a minute, all clients together.
+    pub calls_per_minute: u64,
+    /// Calls a minute from any one client.
+    pub calls_per_minute_per_client: u64,
+    /// Calls running at once.
+    pub concurrent_calls: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            // About a second of one busy core: a tight loop burns ~1.1e10 fuel a second on this
+            // 2-core machine (misbehave `burn`, fuel_used / duration_ms in the audit log).
+            fuel_per_call: 10_000_000_000,
+            // About one core, sustained, with room for a few full calls at once.
+            fuel_per_second: 10_000_000_000,
+            fuel_burst: 40_000_000_000,
+            timeout_ms: 30_000,
+            memory_bytes: 128 << 20,
+            output_bytes: 4 << 20,
+            calls_per_minute: 6_000,
+            calls_per_minute_per_client: 3_000,
+            concurrent_calls: 16,
+        }
+    }
+}
+
+/// One plugin as the runtime loads it: the component and every grant and limit it runs under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginSpec {
+    /// The plugin's name, in logs, errors and limits.
+    pub name: String,
+    /// The component file.
+    pub path: PathBuf,
+    /// Whether the client's roots are preopened, and how.
+    pub roots: RootsAccess,
+    /// Host directories preopened for the plugin.
+    pub dirs: Vec<DirGrant>,
+    /// The limits every call runs under.
+    pub limits: Limits,
+    /// Environment variables, resolved.
+    pub env: Vec<(String, String)>,
+    /// The hosts the plugin may reach over `wasi:http`.
+    pub network: Vec<HostPattern>,
+    /// The SHA-256 the component must have, when the operator pinned it.
+    pub sha256: Option<[u8; 32]>,
+}
+
+impl PluginSpec {
+    /// A plugin with no grants and the default limits.
+    pub fn new(name: impl Into<String>, path: PathBuf) -> PluginSpec {
+        PluginSpec {
+            name: name.into(),
+            path,
+            roots: RootsAccess::None,
+            dirs: Vec::new(),
+            limits: Limits::default(),
+            env: Vec::new(),
+            network: Vec::new(),
+            sha256: None,
+        }
+    }
+}
