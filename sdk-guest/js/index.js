@@ -21,6 +21,9 @@ export { UriTemplate, percentEncode, percentDecode } from './src/template.js';
 export { objectSchema } from './src/schema.js';
 export * as host from './src/host.js';
 export * as fs from './src/fs.js';
+// Types only, as JSDoc (nothing at run time): ToolSpec, ToolArgs, Fields, StandardSchemaV1,
+// ContentBlock... for `/** @type {import('@palisade/sdk').ToolSpec} */`.
+export * from './src/types.js';
 
 import { setBindings as setHost } from './src/host.js';
 import { setBindings as setFilesystem } from './src/fs.js';

@@ -1,6 +1,11 @@
 // Errors a plugin throws, and how any thrown value becomes the WIT `plugin-error`.
 
-/** The `error-code`s of the WIT contract. */
+/** @import { ErrorCode, PluginErrorRecord } from './types.js' */
+
+/**
+ * The `error-code`s of the WIT contract.
+ * @type {readonly ErrorCode[]}
+ */
 export const ERROR_CODES = ['invalid-params', 'not-found', 'internal', 'cancelled'];
 
 /**
@@ -12,6 +17,11 @@ export const ERROR_CODES = ['invalid-params', 'not-found', 'internal', 'cancelle
  * error; throw a {@link ToolError} there instead.
  */
 export class PluginError extends Error {
+  /**
+   * @param {ErrorCode} code
+   * @param {string} message
+   * @param {unknown} [data] Any JSON value, for programs.
+   */
   constructor(code, message, data) {
     super(message);
     if (!ERROR_CODES.includes(code)) {
@@ -25,6 +35,10 @@ export class PluginError extends Error {
 
 /** The named tool, prompt, resource or template value does not exist (MCP -32002 for resources). */
 export class NotFound extends PluginError {
+  /**
+   * @param {string} message
+   * @param {unknown} [data]
+   */
   constructor(message, data) {
     super('not-found', message, data);
     this.name = 'NotFound';
@@ -33,6 +47,10 @@ export class NotFound extends PluginError {
 
 /** The arguments are wrong (JSON-RPC -32602). */
 export class InvalidParams extends PluginError {
+  /**
+   * @param {string} message
+   * @param {unknown} [data]
+   */
   constructor(message, data) {
     super('invalid-params', message, data);
     this.name = 'InvalidParams';
@@ -44,13 +62,21 @@ export class InvalidParams extends PluginError {
  * with `isError` set. Anything else a tool throws is a failure of the plugin (`internal`).
  */
 export class ToolError extends Error {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = 'ToolError';
   }
 }
 
-/** The WIT `plugin-error` record for `code` and `message`, `data` serialized as JSON. */
+/**
+ * The WIT `plugin-error` record for `code` and `message`, `data` serialized as JSON.
+ *
+ * @param {ErrorCode} code
+ * @param {unknown} message
+ * @param {unknown} [data]
+ * @returns {PluginErrorRecord}
+ */
 export function pluginError(code, message, data) {
   return { code, message: String(message), data: data === undefined ? undefined : JSON.stringify(data) };
 }
@@ -59,6 +85,10 @@ export function pluginError(code, message, data) {
  * Converts anything thrown by plugin code into a WIT `plugin-error` record. `where` says what ran
  * (`tool \`greet\``), for the log. Unexpected errors are `internal`, with `"<name>: <message>"`,
  * and their stack goes to stderr (the host's log).
+ *
+ * @param {unknown} error
+ * @param {string} where
+ * @returns {PluginErrorRecord}
  */
 export function toPluginError(error, where) {
   if (error instanceof PluginError) {
@@ -77,7 +107,12 @@ export function toPluginError(error, where) {
   return pluginError('internal', message);
 }
 
-/** `"<name>: <message>"` for an Error, the value as text for anything else. */
+/**
+ * `"<name>: <message>"` for an Error, the value as text for anything else.
+ *
+ * @param {unknown} error
+ * @returns {string}
+ */
 export function describe(error) {
   if (error instanceof Error) {
     return `${error.name}: ${error.message}`;
@@ -92,18 +127,39 @@ export function describe(error) {
   }
 }
 
-/** Writes an unexpected failure and its stack to stderr, which goes to the host's log. */
+/**
+ * The message of an Error, the value as text for anything else.
+ *
+ * @param {unknown} error
+ * @returns {string}
+ */
+export function messageOf(error) {
+  return error instanceof Error ? error.message : describe(error);
+}
+
+/**
+ * Writes an unexpected failure and its stack to stderr, which goes to the host's log.
+ *
+ * @param {unknown} error
+ * @param {string} where
+ */
 export function reportUnexpected(error, where) {
   const stack = error instanceof Error && error.stack ? `\n${String(error.stack).trimEnd()}` : '';
   console.error(`${where} failed: ${describe(error)}${stack}`);
 }
 
+/**
+ * @param {unknown} value
+ * @returns {value is { code: ErrorCode, message: string, data?: unknown }}
+ */
 function isPluginErrorRecord(value) {
   return (
     value !== null &&
     typeof value === 'object' &&
     !(value instanceof Error) &&
-    ERROR_CODES.includes(value.code) &&
+    'code' in value &&
+    ERROR_CODES.includes(/** @type {ErrorCode} */ (value.code)) &&
+    'message' in value &&
     typeof value.message === 'string'
   );
 }

@@ -5,9 +5,17 @@
 
 import { filesystem as witFilesystem } from '#wit/filesystem';
 
+/** @import { Descriptor, FilesystemBindings } from './types.js' */
+
+/** @type {FilesystemBindings} */
 let raw = witFilesystem;
 
-/** Replaces the WASI bindings (for tests in plain Node); returns a function that restores them. */
+/**
+ * Replaces the WASI bindings (for tests in plain Node); returns a function that restores them.
+ *
+ * @param {Partial<FilesystemBindings>} fake
+ * @returns {() => void}
+ */
 export function setBindings(fake) {
   const previous = raw;
   raw = { ...raw, ...fake };
@@ -16,7 +24,10 @@ export function setBindings(fake) {
   };
 }
 
-/** What the WASI `error-code`s mean, for people. */
+/**
+ * What the WASI `error-code`s mean, for people.
+ * @type {{ readonly [code: string]: string | undefined }}
+ */
 const MEANINGS = {
   access: 'permission denied',
   'not-permitted': 'operation not permitted',
@@ -43,6 +54,11 @@ const MEANINGS = {
  * `'not-utf8'` for text that is not UTF-8; `path` is the path asked for.
  */
 export class FsError extends Error {
+  /**
+   * @param {string} path
+   * @param {string} code
+   * @param {string} [message]
+   */
   constructor(path, code, message) {
     super(message ?? MEANINGS[code] ?? String(code).replaceAll('-', ' '));
     this.name = 'FsError';
@@ -51,7 +67,12 @@ export class FsError extends Error {
   }
 }
 
-/** `path` without `.`, `..` and repeated slashes, as an absolute path (relative ones start at `/`). */
+/**
+ * `path` without `.`, `..` and repeated slashes, as an absolute path (relative ones start at `/`).
+ *
+ * @param {string} path
+ * @returns {string}
+ */
 export function normalize(path) {
   const parts = [];
   for (const part of path.split('/')) {
@@ -65,6 +86,9 @@ export function normalize(path) {
 /**
  * The granted directory `path` lies in, and the path relative to it: `{ dir, relative }`.
  * Throws an {@link FsError} (`not-granted`) for a path in none of them.
+ *
+ * @param {string} path
+ * @returns {{ dir: Descriptor, relative: string }}
  */
 function locate(path) {
   if (typeof path !== 'string' || path === '') {
@@ -74,6 +98,7 @@ function locate(path) {
     throw new FsError(path, 'invalid', 'invalid argument: the path contains a NUL character');
   }
   const wanted = normalize(path);
+  /** @type {{ dir: Descriptor, root: string } | undefined} */
   let best;
   for (const [dir, guestPath] of raw.getDirectories()) {
     const root = normalize(guestPath);
@@ -89,18 +114,31 @@ function locate(path) {
   return { dir: best.dir, relative: relative === '' ? '.' : relative };
 }
 
-/** Runs a WASI call, turning its `error-code` into an {@link FsError}. */
+/**
+ * Runs a WASI call, turning its `error-code` into an {@link FsError}.
+ *
+ * @template T
+ * @param {string} path
+ * @param {() => T} call
+ * @returns {T}
+ */
 function wasi(path, call) {
   try {
     return call();
   } catch (error) {
     if (error && typeof error === 'object' && 'payload' in error) {
-      throw new FsError(path, error.payload);
+      throw new FsError(path, String(error.payload));
     }
     throw error;
   }
 }
 
+/**
+ * @param {string} path
+ * @param {{ create?: boolean, directory?: boolean, truncate?: boolean }} openFlags
+ * @param {{ read?: boolean, write?: boolean }} descriptorFlags
+ * @returns {Descriptor}
+ */
 function open(path, openFlags, descriptorFlags) {
   const { dir, relative } = locate(path);
   return wasi(path, () => dir.openAt({ symlinkFollow: true }, relative, openFlags, descriptorFlags));
@@ -108,12 +146,18 @@ function open(path, openFlags, descriptorFlags) {
 
 const CHUNK = 1n << 16n;
 
-/** The bytes of the file at `path`, as a Uint8Array. Throws an {@link FsError}. */
+/**
+ * The bytes of the file at `path`, as a Uint8Array. Throws an {@link FsError}.
+ *
+ * @param {string} path
+ * @returns {Uint8Array}
+ */
 export function readBytes(path) {
   const file = open(path, {}, { read: true });
   if (wasi(path, () => file.getType()) === 'directory') {
     throw new FsError(path, 'is-directory');
   }
+  /** @type {Uint8Array[]} */
   const chunks = [];
   let length = 0;
   for (;;) {
@@ -139,6 +183,9 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /**
  * The text of the file at `path`, decoded as UTF-8 (strictly: invalid bytes are an error; a
  * byte-order mark is kept). Throws an {@link FsError}.
+ *
+ * @param {string} path
+ * @returns {string}
  */
 export function readText(path) {
   const data = readBytes(path);
@@ -152,10 +199,14 @@ export function readText(path) {
 /**
  * The entries of the directory at `path`: `[{ name, type }]`, sorted by name, where `type` is
  * `'regular-file'`, `'directory'`, `'symbolic-link'` or another WASI descriptor type.
+ *
+ * @param {string} path
+ * @returns {{ name: string, type: string }[]}
  */
 export function readDir(path) {
   const dir = open(path, { directory: true }, { read: true });
   const stream = wasi(path, () => dir.readDirectory());
+  /** @type {{ name: string, type: string }[]} */
   const entries = [];
   for (;;) {
     const entry = wasi(path, () => stream.readDirectoryEntry());
@@ -168,6 +219,9 @@ export function readDir(path) {
 /**
  * Writes `data` (a Uint8Array, or a string written as UTF-8) to the file at `path`, creating
  * or replacing it. Needs a directory granted read-write. Throws an {@link FsError}.
+ *
+ * @param {string} path
+ * @param {string | Uint8Array} data
  */
 export function writeFile(path, data) {
   const body = typeof data === 'string' ? new TextEncoder().encode(data) : data;

@@ -1,10 +1,45 @@
 // The plugin as a whole: what it offers, and its implementation of the WIT exports.
 
-import { NotFound, InvalidParams, ToolError, toPluginError, reportUnexpected, describe } from './errors.js';
-import { objectSchema, checkObjectSchema, checkHeaders, prepareArguments, SchemaError, kind } from './schema.js';
+import { NotFound, InvalidParams, ToolError, toPluginError, reportUnexpected, describe, messageOf } from './errors.js';
+import { objectSchema, checkObjectSchema, checkHeaders, prepareArguments, SchemaError, kind, isObject } from './schema.js';
+import { isStandardSchema, checkStandardSchema, jsonSchemaOf, validate } from './standard-schema.js';
 import { UriTemplate } from './template.js';
 import { ToolResult, toToolResult, toContents, toPromptResult, text, json, size, annotations, icons } from './content.js';
 import { toCompleter, runCompleter } from './completion.js';
+
+/**
+ * @import { Completer, CompletionRef, CompletionResult, Fields, JsonObject, ListedPrompt, ListedPromptArgument,
+ *   ListedResource, ListedTemplate, ListedTool, PluginExports, PromptArgs, PromptArguments, PromptHandler, PromptReturn,
+ *   PromptSpec, ResourceContents, ResourceLister, ResourceReader, ResourceReturn, ResourceSpec, SchemaLike, TemplateReader,
+ *   TemplateSpec, TemplateVars, ToolArgs, ToolHandler, ToolReturn, ToolSpec, WitCallResult, WitPromptResult } from './types.js'
+ */
+
+/**
+ * A declared tool: `check` validates the arguments (giving the handler's value, or why they are
+ * wrong), `run` is the handler.
+ * @typedef {object} Tool
+ * @property {(args: JsonObject) => Promise<{ value: unknown } | { wrong: string }>} check
+ * @property {(args: unknown) => ToolReturn | Promise<ToolReturn>} run
+ * @property {ListedTool} listed
+ */
+
+/** @typedef {{ [name: string]: Completer }} Completers */
+
+/**
+ * @typedef {object} Template
+ * @property {UriTemplate} parsed
+ * @property {(vars: unknown, uri: string) => ResourceReturn | Promise<ResourceReturn>} read
+ * @property {Completers} completers
+ * @property {string | undefined} mimeType
+ * @property {ListedTemplate} listed
+ */
+
+/**
+ * @typedef {object} Prompt
+ * @property {(args: unknown) => PromptReturn | Promise<PromptReturn>} get
+ * @property {Completers} completers
+ * @property {ListedPrompt} listed
+ */
 
 /** What the WIT contract allows in a tool name. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -17,6 +52,7 @@ const ARGUMENT_KEYS = ['description', 'title', 'optional', 'required', 'complete
 
 /** A mistake in the plugin's definition. */
 export class DefinitionError extends Error {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = 'DefinitionError';
@@ -34,25 +70,40 @@ export class DefinitionError extends Error {
  * fails with a message naming the tool and the field.
  */
 export class Plugin {
+  /** @type {Map<string, Tool>} */
   #tools = new Map();
+  /** @type {Map<string, { info: ListedResource, read: ResourceReader }>} */
   #resources = new Map();
+  /** @type {ResourceLister[]} */
   #listers = [];
+  /** @type {Map<string, Template>} */
   #templates = new Map();
+  /** @type {Map<string, Prompt>} */
   #prompts = new Map();
 
   /**
    * Declares a tool. `spec`:
    *
    * - `name` (1 to 64 of `A-Z a-z 0-9 _ -`), `title`, `description`;
-   * - `input`: the arguments in the compact form (`{ name: 'string', count: 'integer?' }`, see
-   *   the README), or `inputSchema`: a full JSON Schema object; neither means no arguments;
-   * - `output` (compact form) or `outputSchema`: the schema of the structured content;
+   * - `input`: the arguments, in the compact form (`{ name: 'string', count: 'integer?' }`, see
+   *   the README) or as a Standard Schema (a zod schema, say: `z.object({ name: z.string() })`);
+   *   or `inputSchema`: a full JSON Schema object, passed on as it is; neither means no
+   *   arguments. A Standard Schema validates the arguments itself, and describes itself to the
+   *   client through Standard JSON Schema (or `inputSchema`, given beside it);
+   * - `output` (compact form or Standard Schema) or `outputSchema`: the schema of the
+   *   structured content;
    * - hints: `readOnly`, `destructive`, `idempotent`, `openWorld` (booleans);
    * - `icons`, `meta`.
    *
-   * `handler(args)` gets the arguments (defaults filled in) and returns the result: a string,
-   * a plain object (structured content), a content block, `toolResult({...})`... Throw a
-   * `ToolError` for a failure the model should read. It may be async.
+   * `handler(args)` gets the arguments (defaults filled in; a Standard Schema's output) and
+   * returns the result: a string, a plain object (structured content), a content block,
+   * `toolResult({...})`... Throw a `ToolError` for a failure the model should read. It may be
+   * async.
+   *
+   * @template {SchemaLike | undefined} [const I=undefined]
+   * @param {ToolSpec<I>} spec
+   * @param {ToolHandler<ToolArgs<I>>} handler
+   * @returns {this}
    */
   tool(spec, handler) {
     const where = `tool \`${spec?.name}\``;
@@ -64,18 +115,27 @@ export class Plugin {
       throw new DefinitionError(`two tools are named \`${spec.name}\``);
     }
     checkHandler(handler, where);
-    if (spec.input !== undefined && spec.inputSchema !== undefined) {
+    const input = /** @type {SchemaLike | undefined} */ (spec.input);
+    const standard = isStandardSchema(input) ? input : undefined;
+    if (input !== undefined && spec.inputSchema !== undefined && standard === undefined) {
       throw new DefinitionError(`${where}: give either \`input\` or \`inputSchema\`, not both`);
     }
     if (spec.output !== undefined && spec.outputSchema !== undefined) {
       throw new DefinitionError(`${where}: give either \`output\` or \`outputSchema\`, not both`);
     }
-    const compact = spec.inputSchema === undefined;
-    const inputSchema = schemaOf(where, 'input', () => (compact ? objectSchema(spec.input ?? {}) : checkObjectSchema(spec.inputSchema)));
+    const inputSchema = schemaOf(where, 'input', () => {
+      if (standard !== undefined) checkStandardSchema(standard);
+      if (spec.inputSchema !== undefined) return checkObjectSchema(spec.inputSchema);
+      if (standard !== undefined) return checkObjectSchema(jsonSchemaOf(standard, 'input'));
+      return objectSchema(/** @type {Fields | undefined} */ (input) ?? {});
+    });
     schemaOf(where, 'input', () => checkHeaders(inputSchema));
+    const output = spec.output;
     let outputSchema;
-    if (spec.output !== undefined) {
-      outputSchema = schemaOf(where, 'output', () => objectSchema(spec.output));
+    if (isStandardSchema(output)) {
+      outputSchema = schemaOf(where, 'output', () => checkObjectSchema(jsonSchemaOf(output, 'output')));
+    } else if (output !== undefined) {
+      outputSchema = schemaOf(where, 'output', () => objectSchema(output));
     } else if (spec.outputSchema !== undefined) {
       outputSchema = schemaOf(where, 'output', () => checkObjectSchema(spec.outputSchema));
     }
@@ -86,10 +146,21 @@ export class Plugin {
       openWorldHint: hint(spec.openWorld, 'openWorld', where),
     };
     const hasHints = Object.values(hints).some((value) => value !== undefined);
+    /** @type {Tool['check']} */
+    let check;
+    if (standard !== undefined) {
+      check = (args) => validate(standard, args);
+    } else if (spec.inputSchema === undefined) {
+      check = async (args) => {
+        const wrong = prepareArguments(inputSchema, args);
+        return wrong === undefined ? { value: args } : { wrong };
+      };
+    } else {
+      check = async (args) => ({ value: args });
+    }
     this.#tools.set(spec.name, {
-      handler,
-      inputSchema,
-      compact,
+      check,
+      run: (args) => handler(/** @type {ToolArgs<I>} checked by `check` */ (args)),
       listed: {
         name: spec.name,
         title: optionalString(spec.title, 'title', where),
@@ -109,6 +180,10 @@ export class Plugin {
    * `mimeType`, `size`, `annotations`, `icons`, `meta`, `file` (the path of the file its contents
    * come from, which the host watches). `read(uri)` returns a string (text), a Uint8Array
    * (bytes), or `contents(...)`, one or a list. It may be async.
+   *
+   * @param {ResourceSpec} spec
+   * @param {ResourceReader} read
+   * @returns {this}
    */
   resource(spec, read) {
     const where = `resource \`${spec?.uri}\``;
@@ -127,6 +202,9 @@ export class Plugin {
    * keys of {@link Plugin#resource}'s `spec`; each is read by the first resource template its
    * URI matches (`percentEncode` builds URIs that match). Listed after the fixed resources; a
    * URI listed already is left out.
+   *
+   * @param {ResourceLister} list
+   * @returns {this}
    */
   resourceLister(list) {
     checkHandler(list, 'resource lister');
@@ -141,6 +219,11 @@ export class Plugin {
    * `meta`, `complete` (`{ variable: ['a', 'b'] | (typed, context) => values }`).
    * `read(vars, uri)` gets the variables' values, percent-decoded; throw `NotFound` for values
    * that name nothing. It returns what a resource's `read` does.
+   *
+   * @template {string} T
+   * @param {TemplateSpec<T>} spec
+   * @param {TemplateReader<T>} read
+   * @returns {this}
    */
   resourceTemplate(spec, read) {
     const where = `resource template \`${spec?.uriTemplate}\``;
@@ -154,7 +237,7 @@ export class Plugin {
     try {
       parsed = new UriTemplate(spec.uriTemplate);
     } catch (error) {
-      throw new DefinitionError(`${where}: ${error.message}`);
+      throw new DefinitionError(`${where}: ${messageOf(error)}`);
     }
     if (this.#templates.has(spec.uriTemplate)) {
       throw new DefinitionError(`two resource templates are \`${spec.uriTemplate}\``);
@@ -162,7 +245,7 @@ export class Plugin {
     const completers = completersOf(spec.complete, parsed.variables, where, 'variable', 'one of its variables');
     this.#templates.set(spec.uriTemplate, {
       parsed,
-      read,
+      read: (vars, uri) => read(/** @type {TemplateVars<T>} the template's variables */ (vars), uri),
       completers,
       mimeType: spec.mimeType,
       listed: {
@@ -186,6 +269,11 @@ export class Plugin {
    * `get(args)` gets the arguments by name (every required one is there) and returns a string
    * (one user message), messages made with `user(...)` / `assistant(...)`, or
    * `promptResult({...})`. It may be async.
+   *
+   * @template {PromptArguments} [const A={}]
+   * @param {PromptSpec<A>} spec
+   * @param {PromptHandler<PromptArgs<A>>} get
+   * @returns {this}
    */
   prompt(spec, get) {
     const where = `prompt \`${spec?.name}\``;
@@ -195,11 +283,14 @@ export class Plugin {
     if (this.#prompts.has(spec.name)) {
       throw new DefinitionError(`two prompts are named \`${spec.name}\``);
     }
+    /** @type {PromptArguments} */
     const args = spec.arguments ?? {};
-    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    if (!isObject(args)) {
       throw new DefinitionError(`${where}: \`arguments\` must be an object, name to description or { description, optional, complete }`);
     }
+    /** @type {ListedPromptArgument[]} */
     const listedArguments = [];
+    /** @type {{ [name: string]: unknown }} */
     const argumentCompleters = {};
     for (const [name, argument] of Object.entries(args)) {
       const at = `${where}: argument \`${name}\``;
@@ -235,7 +326,7 @@ export class Plugin {
     }
     const completers = completersOf({ ...argumentCompleters, ...spec.complete }, names, where, 'argument', 'one of its arguments');
     this.#prompts.set(spec.name, {
-      get,
+      get: (values) => get(/** @type {PromptArgs<A>} the required ones checked by #getPrompt */ (values)),
       completers,
       listed: {
         name: spec.name,
@@ -254,6 +345,8 @@ export class Plugin {
    * module, under these names. Every function catches what plugin code throws: a failure becomes
    * the WIT error it stands for, and an unexpected one an `internal` error whose stack goes to
    * the host's log.
+   *
+   * @returns {PluginExports}
    */
   exports() {
     return {
@@ -278,29 +371,33 @@ export class Plugin {
     };
   }
 
+  /**
+   * @param {string} name
+   * @param {string} argsJson
+   * @returns {Promise<WitCallResult>}
+   */
   async #callTool(name, argsJson) {
     const tool = this.#tools.get(name);
     if (tool === undefined) {
       throw new NotFound(`this plugin has no tool named \`${name}\``);
     }
+    /** @type {unknown} */
     let args;
     try {
       args = argsJson.trim() === '' ? {} : JSON.parse(argsJson);
     } catch (error) {
-      return failed(`invalid arguments: not valid JSON: ${error.message}`);
+      return failed(`invalid arguments: not valid JSON: ${messageOf(error)}`);
     }
-    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    if (!isObject(args)) {
       return failed(`invalid arguments: expected a JSON object, not ${kind(args)}`);
     }
-    if (tool.compact) {
-      const wrong = prepareArguments(tool.inputSchema, args);
-      if (wrong !== undefined) {
-        return failed(`invalid arguments: ${wrong}`);
-      }
+    const checked = await tool.check(args);
+    if ('wrong' in checked) {
+      return failed(`invalid arguments: ${checked.wrong}`);
     }
     let value;
     try {
-      value = await tool.handler(args);
+      value = await tool.run(checked.value);
     } catch (error) {
       if (error instanceof ToolError) {
         return failed(error.message);
@@ -310,6 +407,7 @@ export class Plugin {
     return toToolResult(value).toWit();
   }
 
+  /** @returns {Promise<ListedResource[]>} */
   async #listResources() {
     const listed = [...this.#resources.values()].map((resource) => resource.info);
     const seen = new Set(listed.map((info) => info.uri));
@@ -329,6 +427,10 @@ export class Plugin {
     return listed;
   }
 
+  /**
+   * @param {string} uri
+   * @returns {Promise<ResourceContents[]>}
+   */
   async #readResource(uri) {
     const resource = this.#resources.get(uri);
     if (resource !== undefined) {
@@ -343,6 +445,11 @@ export class Plugin {
     throw new NotFound(`this plugin has no resource \`${uri}\``);
   }
 
+  /**
+   * @param {string} name
+   * @param {[string, string][]} pairs
+   * @returns {Promise<WitPromptResult>}
+   */
   async #getPrompt(name, pairs) {
     const prompt = this.#prompts.get(name);
     if (prompt === undefined) {
@@ -356,7 +463,9 @@ export class Plugin {
     return toPromptResult(await prompt.get(args)).toWit();
   }
 
+  /** @returns {CompletionRef[]} */
   #completable() {
+    /** @type {CompletionRef[]} */
     const refs = [];
     for (const [name, prompt] of this.#prompts) {
       if (Object.keys(prompt.completers).length > 0) refs.push({ tag: 'prompt', val: name });
@@ -367,6 +476,13 @@ export class Plugin {
     return refs;
   }
 
+  /**
+   * @param {CompletionRef} target
+   * @param {string} argument
+   * @param {string} typed
+   * @param {[string, string][]} pairs
+   * @returns {Promise<CompletionResult>}
+   */
   async #complete(target, argument, typed, pairs) {
     const context = Object.fromEntries(pairs);
     if (target.tag === 'prompt') {
@@ -390,7 +506,12 @@ export class Plugin {
   }
 }
 
-/** A tool result for a failure the model should read. */
+/**
+ * A tool result for a failure the model should read.
+ *
+ * @param {string} message
+ * @returns {WitCallResult}
+ */
 function failed(message) {
   return new ToolResult({ content: [text(message)], isError: true }).toWit();
 }
@@ -398,6 +519,11 @@ function failed(message) {
 /**
  * Runs an export that returns a WIT `result`: anything thrown becomes a `plugin-error` record,
  * which componentize-js sends as the `err` case (an `Error` object would abort the instance).
+ *
+ * @template T
+ * @param {string} where
+ * @param {() => T | Promise<T>} run
+ * @returns {Promise<T>}
  */
 async function guarded(where, run) {
   try {
@@ -411,6 +537,11 @@ async function guarded(where, run) {
  * Runs an export that returns a plain list: it cannot report an error, so a failure is written
  * to the host's log and aborts the call, like a panic in Rust (the host then refuses the plugin,
  * saying why).
+ *
+ * @template T
+ * @param {string} what
+ * @param {() => T | Promise<T>} run
+ * @returns {Promise<T>}
  */
 async function listing(what, run) {
   try {
@@ -421,6 +552,11 @@ async function listing(what, run) {
   }
 }
 
+/**
+ * @param {unknown} spec
+ * @param {string[]} keys
+ * @param {string} where
+ */
 function checkSpec(spec, keys, where) {
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
     throw new DefinitionError(`${where}: expected an object describing it, not ${kind(spec)}`);
@@ -432,18 +568,33 @@ function checkSpec(spec, keys, where) {
   }
 }
 
+/**
+ * @param {unknown} handler
+ * @param {string} where
+ */
 function checkHandler(handler, where) {
   if (typeof handler !== 'function') {
     throw new DefinitionError(`${where}: the second argument must be the function that serves it, not ${kind(handler)}`);
   }
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} key
+ * @param {string} where
+ */
 function requireString(value, key, where) {
   if (typeof value !== 'string' || value === '') {
     throw new DefinitionError(`${where}: \`${key}\` must be a non-empty string, not ${kind(value)}`);
   }
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} key
+ * @param {string} where
+ * @returns {string | undefined}
+ */
 function optionalString(value, key, where) {
   if (value !== undefined && typeof value !== 'string') {
     throw new DefinitionError(`${where}: \`${key}\` must be a string, not ${kind(value)}`);
@@ -451,6 +602,12 @@ function optionalString(value, key, where) {
   return value;
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} key
+ * @param {string} where
+ * @returns {boolean | undefined}
+ */
 function hint(value, key, where) {
   if (value !== undefined && typeof value !== 'boolean') {
     throw new DefinitionError(`${where}: \`${key}\` must be true or false`);
@@ -458,6 +615,15 @@ function hint(value, key, where) {
   return value;
 }
 
+/**
+ * Runs `build`, turning a {@link SchemaError} into a {@link DefinitionError} that names the tool.
+ *
+ * @template T
+ * @param {string} where
+ * @param {string} role
+ * @param {() => T} build
+ * @returns {T}
+ */
 function schemaOf(where, role, build) {
   try {
     return build();
@@ -469,6 +635,11 @@ function schemaOf(where, role, build) {
   }
 }
 
+/**
+ * @param {ResourceSpec} spec
+ * @param {string} where
+ * @returns {ListedResource}
+ */
 function resourceInfo(spec, where) {
   checkSpec(spec, RESOURCE_KEYS, where);
   requireString(spec.uri, 'uri', where);
@@ -477,7 +648,7 @@ function resourceInfo(spec, where) {
   try {
     bytes = size(spec.size);
   } catch (error) {
-    throw new DefinitionError(`${where}: ${error.message}`);
+    throw new DefinitionError(`${where}: ${messageOf(error)}`);
   }
   return {
     uri: spec.uri,
@@ -493,20 +664,29 @@ function resourceInfo(spec, where) {
   };
 }
 
+/**
+ * @param {unknown} specs
+ * @param {string[]} names
+ * @param {string} where
+ * @param {string} what
+ * @param {string} which
+ * @returns {Completers}
+ */
 function completersOf(specs, names, where, what, which) {
   if (specs === undefined) return {};
-  if (specs === null || typeof specs !== 'object' || Array.isArray(specs)) {
+  if (!isObject(specs)) {
     throw new DefinitionError(`${where}: \`complete\` must be an object, ${what} name to values or function`);
   }
+  /** @type {Completers} */
   const completers = {};
   for (const [name, spec] of Object.entries(specs)) {
     if (!names.includes(name)) {
       throw new DefinitionError(`${where} completes \`${name}\`, which is not ${which}`);
     }
     try {
-      completers[name] = toCompleter(spec, `${where}: ${what} \`${name}\``);
+      completers[name] = toCompleter(/** @type {import('./types.js').Completion} checked by toCompleter */ (spec), `${where}: ${what} \`${name}\``);
     } catch (error) {
-      throw new DefinitionError(error.message);
+      throw new DefinitionError(messageOf(error));
     }
   }
   return completers;

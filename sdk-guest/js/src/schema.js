@@ -9,6 +9,8 @@
 // becomes an object schema whose `required` lists the fields that are neither optional nor
 // given a default.
 
+/** @import { Field, FieldObject, FieldType, Fields, JsonObject, JsonSchema } from './types.js' */
+
 const TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
 
 /** JSON Schema keywords a field may carry besides `type`, passed through as they are. */
@@ -24,6 +26,10 @@ const OWN_KEYS = new Set(['type', 'optional', 'required', 'items', 'properties',
 
 /** A mistake in a declaration, with the path of the field it is about. */
 export class SchemaError extends Error {
+  /**
+   * @param {string} path
+   * @param {string} message
+   */
   constructor(path, message) {
     super(path ? `\`${path}\`: ${message}` : message);
     this.name = 'SchemaError';
@@ -33,12 +39,18 @@ export class SchemaError extends Error {
 /**
  * The JSON Schema of an object whose properties are declared by `fields`, in the compact form
  * above. Throws a {@link SchemaError} naming the bad field.
+ *
+ * @param {Fields} fields
+ * @param {string} [path] Where `fields` are, for messages.
+ * @returns {JsonSchema}
  */
 export function objectSchema(fields, path = '') {
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) {
     throw new SchemaError(path, `expected an object of fields, not ${kind(fields)}`);
   }
+  /** @type {{ [name: string]: JsonSchema }} */
   const properties = {};
+  /** @type {string[]} */
   const required = [];
   for (const [name, spec] of Object.entries(fields)) {
     const at = path ? `${path}.${name}` : name;
@@ -48,6 +60,7 @@ export function objectSchema(fields, path = '') {
       required.push(name);
     }
   }
+  /** @type {JsonSchema} */
   const schema = { type: 'object', properties };
   if (required.length > 0) {
     schema.required = required;
@@ -55,7 +68,13 @@ export function objectSchema(fields, path = '') {
   return schema;
 }
 
-/** One field: its schema, and whether it may be left out. */
+/**
+ * One field: its schema, and whether it may be left out.
+ *
+ * @param {Field} spec
+ * @param {string} path
+ * @returns {{ schema: JsonSchema, optional: boolean }}
+ */
 function fieldSchema(spec, path) {
   if (typeof spec === 'string') {
     const optional = spec.endsWith('?');
@@ -71,6 +90,7 @@ function fieldSchema(spec, path) {
       throw new SchemaError(path, `unknown key \`${key}\` (use optional, items, properties, header or a JSON Schema keyword: ${[...KEYWORDS].join(', ')})`);
     }
   }
+  /** @type {JsonSchema} */
   const schema = {};
   if (spec.type !== undefined) {
     checkType(spec.type, path);
@@ -105,6 +125,10 @@ function fieldSchema(spec, path) {
   return { schema, optional };
 }
 
+/**
+ * @param {FieldObject} spec
+ * @param {string} path
+ */
 function fieldOptional(spec, path) {
   if (spec.optional !== undefined && typeof spec.optional !== 'boolean') {
     throw new SchemaError(path, '`optional` must be true or false');
@@ -121,8 +145,13 @@ function fieldOptional(spec, path) {
   return spec.optional === true || spec.required === false || spec.default !== undefined;
 }
 
+/**
+ * @param {unknown} type
+ * @param {string} path
+ * @returns {asserts type is FieldType}
+ */
 function checkType(type, path) {
-  if (!TYPES.includes(type)) {
+  if (!TYPES.includes(/** @type {FieldType} */ (type))) {
     throw new SchemaError(path, `unknown type ${JSON.stringify(type)} (use one of ${TYPES.join(', ')}; add '?' for an optional field, as in 'string?')`);
   }
 }
@@ -131,21 +160,35 @@ function checkType(type, path) {
 const TOKEN = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 
 /** Checks a field mirrored into `Mcp-Param-{header}` (MCP 2026-07-28, `x-mcp-header`). */
+/**
+ * @param {unknown} header
+ * @param {FieldType | undefined} type
+ * @param {string} path
+ */
 function headerName(header, type, path) {
   if (typeof header !== 'string' || !TOKEN.test(header)) {
     throw new SchemaError(path, `cannot mirror into a header: ${JSON.stringify(header)} is not an HTTP field name (use letters, digits and !#$%&'*+-.^_\`|~)`);
   }
-  if (!['string', 'integer', 'boolean'].includes(type)) {
+  if (type === undefined || !['string', 'integer', 'boolean'].includes(type)) {
     throw new SchemaError(path, `cannot mirror into a header: its type is ${JSON.stringify(type ?? 'not given')}, not one of string, integer, boolean`);
   }
   return header;
 }
 
-/** Throws when two fields of `schema` are mirrored into one header (case aside). */
+/**
+ * Throws when two fields of `schema` are mirrored into one header (case aside).
+ *
+ * @param {JsonSchema} schema
+ */
 export function checkHeaders(schema) {
+  /** @type {Map<string, string>} */
   const seen = new Map();
+  /**
+   * @param {JsonSchema | undefined} node
+   * @param {string} path
+   */
   const walk = (node, path) => {
-    for (const [name, property] of Object.entries(node?.properties ?? {})) {
+    for (const [name, property] of Object.entries(/** @type {{ [name: string]: JsonSchema } | undefined} */ (node?.properties) ?? {})) {
       const at = path ? `${path}.${name}` : name;
       const header = property?.['x-mcp-header'];
       if (typeof header === 'string') {
@@ -163,9 +206,12 @@ export function checkHeaders(schema) {
 
 /**
  * A full JSON Schema given as it is (`inputSchema`, `outputSchema`): checked to describe an object.
+ *
+ * @param {unknown} schema
+ * @returns {JsonSchema}
  */
 export function checkObjectSchema(schema) {
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+  if (!isObject(schema)) {
     throw new SchemaError('', `a JSON Schema must be an object, not ${kind(schema)}`);
   }
   if (schema.type === undefined) {
@@ -182,14 +228,18 @@ export function checkObjectSchema(schema) {
  * defaults of missing fields. The host validates every call against the schema already; this
  * catches what slips through and gives handlers their defaults. Returns an error message, or
  * undefined when the arguments are fine.
+ *
+ * @param {JsonSchema} schema
+ * @param {JsonObject} args Changed in place.
+ * @returns {string | undefined}
  */
 export function prepareArguments(schema, args) {
-  for (const name of schema.required ?? []) {
+  for (const name of /** @type {string[] | undefined} */ (schema.required) ?? []) {
     if (args[name] === undefined) {
       return `missing field \`${name}\``;
     }
   }
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+  for (const [name, property] of Object.entries(/** @type {{ [name: string]: JsonSchema } | undefined} */ (schema.properties) ?? {})) {
     const value = args[name];
     if (value === undefined) {
       if (property.default !== undefined) {
@@ -197,13 +247,17 @@ export function prepareArguments(schema, args) {
       }
       continue;
     }
-    if (property.type !== undefined && !hasType(value, property.type)) {
+    if (typeof property.type === 'string' && !hasType(value, property.type)) {
       return `\`${name}\` must be ${article(property.type)}, not ${kind(value)}`;
     }
   }
   return undefined;
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} type
+ */
 function hasType(value, type) {
   switch (type) {
     case 'string':
@@ -223,11 +277,26 @@ function hasType(value, type) {
   }
 }
 
+/** @param {string} type */
 function article(type) {
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-/** What a value is, for messages: `a string`, `null`, `an array`... */
+/**
+ * Whether `value` is an object that is not an array (nor null).
+ *
+ * @param {unknown} value
+ * @returns {value is JsonObject}
+ */
+export function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * What a value is, for messages: `a string`, `null`, `an array`...
+ *
+ * @param {unknown} value
+ */
 export function kind(value) {
   if (value === null) return 'null';
   if (value === undefined) return 'nothing';

@@ -6,18 +6,26 @@ const RESERVED = new Set(':/?#[]@!$&\'()*+,;=');
 
 const NAME = /^[A-Za-z0-9_.]+$/;
 
+/**
+ * A piece of a template: literal text, or a variable (`reserved` for `{+name}`).
+ * @typedef {{ literal: string, name?: undefined } | { name: string, reserved: boolean, literal?: undefined }} Part
+ */
+
 /** A parsed URI template: literal text and `{name}` / `{+name}` variables. */
 export class UriTemplate {
   /**
    * Parses `template`. Throws on what the SDK cannot match: other operators (`{?q}`, `{/p}`),
    * lists (`{a,b}`), modifiers (`{p*}`, `{p:3}`), a variable used twice, two variables with
    * nothing between them, unbalanced braces.
+   *
+   * @param {string} template
    */
   constructor(template) {
     if (typeof template !== 'string') {
       throw new TypeError('a URI template must be a string');
     }
     this.template = template;
+    /** @type {Part[]} */
     this.parts = [];
     let rest = template;
     while (rest.length > 0) {
@@ -45,7 +53,7 @@ export class UriTemplate {
       if (this.variables.includes(name)) {
         throw new Error(`the variable \`${name}\` appears twice`);
       }
-      if (this.parts.length > 0 && this.parts.at(-1).name !== undefined) {
+      if (this.parts.length > 0 && this.parts.at(-1)?.name !== undefined) {
         throw new Error(`\`{${expression}}\` follows another variable directly: put a literal between them`);
       }
       this.parts.push({ name, reserved });
@@ -53,9 +61,12 @@ export class UriTemplate {
     }
   }
 
-  /** The names of the variables, in order. */
+  /**
+   * The names of the variables, in order.
+   * @returns {string[]}
+   */
   get variables() {
-    return this.parts.filter((part) => part.name !== undefined).map((part) => part.name);
+    return this.parts.flatMap((part) => (part.name === undefined ? [] : [part.name]));
   }
 
   /**
@@ -63,12 +74,17 @@ export class UriTemplate {
    * `undefined`. Every variable matches at least one character: `{var}` none of the RFC 3986
    * reserved ones (so not `/`, `?`, `#`), `{+var}` any. Where a URI can match in several ways,
    * earlier variables take as much as they can.
+   *
+   * @param {string} uri
+   * @returns {{ [name: string]: string } | undefined}
    */
   match(uri) {
+    /** @type {[string, string][]} */
     const raw = [];
     if (!matchParts(this.parts, 0, uri, 0, raw)) {
       return undefined;
     }
+    /** @type {{ [name: string]: string }} */
     const values = {};
     for (const [name, value] of raw) {
       const decoded = percentDecode(value);
@@ -81,7 +97,16 @@ export class UriTemplate {
   }
 }
 
-/** Backtracking match of `parts[i..]` against `uri[at..]`; `values` gets the raw values. */
+/**
+ * Backtracking match of `parts[i..]` against `uri[at..]`; `values` gets the raw values.
+ *
+ * @param {Part[]} parts
+ * @param {number} i
+ * @param {string} uri
+ * @param {number} at
+ * @param {[string, string][]} values
+ * @returns {boolean}
+ */
 function matchParts(parts, i, uri, at, values) {
   if (i === parts.length) {
     return at === uri.length;
@@ -112,7 +137,12 @@ function matchParts(parts, i, uri, at, values) {
   return false;
 }
 
-/** Whether cutting `text` at `index` would split a surrogate pair (one non-BMP character). */
+/**
+ * Whether cutting `text` at `index` would split a surrogate pair (one non-BMP character).
+ *
+ * @param {string} text
+ * @param {number} index
+ */
 function splitsPair(text, index) {
   const before = text.charCodeAt(index - 1);
   const after = text.charCodeAt(index);
@@ -122,7 +152,12 @@ function splitsPair(text, index) {
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const ENCODER = new TextEncoder();
 
-/** Decodes `%XX` escapes; `undefined` for a malformed escape or bytes that are not UTF-8. */
+/**
+ * Decodes `%XX` escapes; `undefined` for a malformed escape or bytes that are not UTF-8.
+ *
+ * @param {string} raw
+ * @returns {string | undefined}
+ */
 export function percentDecode(raw) {
   if (!raw.includes('%')) {
     return raw;
@@ -137,7 +172,7 @@ export function percentDecode(raw) {
       bytes.push(parseInt(hex, 16));
       i += 3;
     } else {
-      const codePoint = raw.codePointAt(i);
+      const codePoint = /** @type {number} i is inside raw */ (raw.codePointAt(i));
       const char = String.fromCodePoint(codePoint);
       bytes.push(...ENCODER.encode(char));
       i += char.length;
@@ -153,6 +188,9 @@ export function percentDecode(raw) {
 /**
  * Percent-encodes `value` for a `{var}` in a URI: everything but the RFC 3986 unreserved
  * characters (`A-Z a-z 0-9 - . _ ~`) becomes `%XX`, so the URI matches the template again.
+ *
+ * @param {unknown} value
+ * @returns {string}
  */
 export function percentEncode(value) {
   let out = '';

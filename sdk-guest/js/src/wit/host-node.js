@@ -1,8 +1,11 @@
 // In plain Node (unit tests): no host. Each function throws until a test installs a fake with
 // `testing.setHost(...)`.
+
+/** @import { HostBindings } from '../types.js' */
+
 /**
  * @param {string} name
- * @returns {(...args: any[]) => any}
+ * @returns {() => never}
  */
 function unavailable(name) {
   return () => {
@@ -10,8 +13,15 @@ function unavailable(name) {
   };
 }
 
-export const host = Object.fromEntries(
-  ['log', 'reportProgress', 'isCancelled', 'listRoots', 'elicit', 'sample', 'ask', 'notifyResourceUpdated', 'notifyListChanged'].map(
-    (name) => [name, unavailable(name)],
-  ),
-);
+/** @type {HostBindings} */
+export const host = {
+  log: unavailable('log'),
+  reportProgress: unavailable('reportProgress'),
+  isCancelled: unavailable('isCancelled'),
+  listRoots: unavailable('listRoots'),
+  elicit: unavailable('elicit'),
+  sample: unavailable('sample'),
+  ask: unavailable('ask'),
+  notifyResourceUpdated: unavailable('notifyResourceUpdated'),
+  notifyListChanged: unavailable('notifyListChanged'),
+};
