@@ -1,11 +1,12 @@
 //! The Model Context Protocol: JSON-RPC framing, revisions, sessions and the wire shapes of results.
 
-mod client_requests;
 mod coalesce;
 mod handlers;
+mod intake;
 pub mod jsonrpc;
 mod lists;
 mod plugin_events;
+mod requests_to_client;
 pub mod roots;
 pub mod session;
 pub mod stateless;
@@ -26,7 +27,8 @@ use crate::runtime::bindings::host::ListKind;
 use crate::runtime::sandbox::Root;
 use version::ProtocolVersion;
 
-pub use session::{Accepted, Outbox, Outgoing, Reply, Session, batch_responses};
+pub use intake::{Accepted, BatchAccepted, Reply, batch_responses};
+pub use session::{Outbox, Outgoing, Session};
 pub use stateless::input_round::StateSettings;
 
 /// Something every session may have to tell its client.

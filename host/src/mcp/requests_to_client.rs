@@ -1,33 +1,32 @@
 //! Requests plugins make of the client: elicitation (`elicitation/create`), sampling
 //! (`sampling/createMessage`) and its roots (`roots/list`), shaped for the client's revision and
 //! put only to a client that declared it can answer them. Initialize-based sessions send them at
-//! once ([`SessionClient`]); the stateless revision returns them as input requests
+//! once (`session::asks::SessionClient`); the stateless revision returns them as input requests
 //! (`super::stateless::input_round`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
-use super::session::ROOTS_TIMEOUT;
 use super::version::ProtocolVersion as V;
-use super::{Session, wire};
+use super::wire;
 use crate::runtime::bindings::host::{
-    AskError, ClientRoot, ElicitationAction, ElicitationRequest, ElicitationResponse, InputRequest,
+    ClientRoot, ElicitationAction, ElicitationRequest, ElicitationResponse, InputRequest,
     InputResponse, SamplingRequest, SamplingResponse,
 };
 use crate::runtime::bindings::types::{
     ContentBlock, EmbeddedResource, MediaContent, ResourceBody, ResourceContents, ResourceLink,
     Role, TextContent,
 };
-use crate::runtime::{ClientChannel, PendingAnswers};
 
 /// How long a person may take to answer an elicitation (the call's own time limit also applies).
 const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long the client's model may take to sample.
 const SAMPLING_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long the server waits for the client's roots.
+pub(crate) const ROOTS_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the client of one request can be asked: its revision and declared capabilities.
 pub(super) struct ClientView<'a> {
@@ -95,58 +94,12 @@ pub(super) fn input_response(method: &str, answer: Value) -> Result<InputRespons
 }
 
 /// How long the client may take to answer `method`.
-fn answer_timeout(method: &str) -> Duration {
+/// How long the client may take to answer `method`.
+pub fn answer_timeout(method: &str) -> Duration {
     match method {
         "elicitation/create" => ELICITATION_TIMEOUT,
         "sampling/createMessage" => SAMPLING_TIMEOUT,
         _ => ROOTS_TIMEOUT,
-    }
-}
-
-/// The session, as the client a plugin call may ask (the initialize-based revisions): requests go
-/// to the client at once, on the call's request stream.
-pub(super) struct SessionClient {
-    pub(super) session: Arc<Session>,
-    /// The client's request the call serves.
-    pub(super) related: Value,
-}
-
-impl ClientChannel for SessionClient {
-    fn ask(&self, requests: Vec<(String, InputRequest)>) -> PendingAnswers {
-        let (session, related) = (self.session.clone(), self.related.clone());
-        Box::pin(async move {
-            let version = session.version();
-            let capabilities = session
-                .client_capabilities
-                .get()
-                .cloned()
-                .unwrap_or_default();
-            let asked = requests.into_iter().map(|(key, request)| {
-                let shaped = match version {
-                    Some(version) => input_request(
-                        &ClientView {
-                            version,
-                            capabilities: &capabilities,
-                        },
-                        request,
-                    )
-                    .map_err(|e| e.to_string()),
-                    None => Err("the session is not initialized".to_string()),
-                };
-                let (session, related) = (session.clone(), related.clone());
-                async move {
-                    let answer = async {
-                        let (method, params) = shaped?;
-                        let result = session
-                            .ask_client(method, params, answer_timeout(method), Some(&related))
-                            .await?;
-                        input_response(method, result)
-                    };
-                    (key, answer.await.map_err(AskError::Failed))
-                }
-            });
-            futures_util::future::join_all(asked).await
-        })
     }
 }
 

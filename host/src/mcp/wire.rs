@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::version::ProtocolVersion as V;
 use crate::catalog::{CatalogPrompt, CatalogTool};
 use crate::runtime::bindings::completion::CompletionResult;
+use crate::runtime::bindings::host::ListKind;
 use crate::runtime::bindings::prompts::PromptResult;
 use crate::runtime::bindings::resources::{Resource, ResourceTemplate};
 use crate::runtime::bindings::tools::{CallResult, ToolAnnotations};
@@ -337,6 +338,15 @@ fn put_meta(out: &mut Map<String, Value>, meta: Option<&str>) {
 fn put_opt<T: Into<Value>>(out: &mut Map<String, Value>, key: &str, value: Option<T>) {
     if let Some(value) = value {
         out.insert(key.into(), value.into());
+    }
+}
+
+/// The notification that announces a change of the `kind` list.
+pub fn list_changed_method(kind: ListKind) -> &'static str {
+    match kind {
+        ListKind::Tools => "notifications/tools/list_changed",
+        ListKind::Resources => "notifications/resources/list_changed",
+        ListKind::Prompts => "notifications/prompts/list_changed",
     }
 }
 

@@ -17,9 +17,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use super::client_requests::SessionClient;
 use super::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
 use super::plugin_events::{self};
+use super::session::asks::SessionClient;
 use super::stateless::StatelessCall;
 use super::version::ProtocolVersion;
 use crate::config::RootsAccess;

@@ -13,8 +13,8 @@ use serde_json::{Map, Value, json};
 
 use super::meta::{MISSING_CLIENT_CAPABILITY, RequestMeta};
 use super::request_state::{RequestState, StateKey, request_digest};
-use crate::mcp::client_requests::{ClientView, Unaskable, input_request, input_response};
 use crate::mcp::jsonrpc::{INVALID_PARAMS, RpcError};
+use crate::mcp::requests_to_client::{ClientView, Unaskable, input_request, input_response};
 use crate::mcp::version::ProtocolVersion;
 use crate::runtime::bindings::host::{AskError, InputRequest};
 use crate::runtime::{Answers, ClientChannel, PendingAnswers};

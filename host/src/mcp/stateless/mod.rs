@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::jsonrpc::{self, RpcError};
 use crate::mcp::version::ProtocolVersion;
-use crate::mcp::{Change, Server, Session};
+use crate::mcp::{Change, Server, Session, wire};
 use crate::runtime::bindings::host::ListKind;
 use input_round::InputRound;
 use meta::{CacheScope, META_SUBSCRIPTION_ID, RequestMeta, finish_result};
@@ -268,7 +268,7 @@ impl Filter {
     fn notifications_for(&self, change: &Change) -> Vec<(&'static str, Value)> {
         match change {
             Change::ListChanged(kind) if self.follows(*kind) => {
-                vec![(list_changed_method(*kind), json!({}))]
+                vec![(wire::list_changed_method(*kind), json!({}))]
             }
             Change::ResourceUpdated(uri) if self.resources.contains(uri) => {
                 vec![("notifications/resources/updated", json!({ "uri": uri }))]
@@ -281,16 +281,8 @@ impl Filter {
         [ListKind::Tools, ListKind::Prompts, ListKind::Resources]
             .into_iter()
             .filter(|k| self.follows(*k))
-            .map(|k| (list_changed_method(k), json!({})))
+            .map(|k| (wire::list_changed_method(k), json!({})))
             .collect()
-    }
-}
-
-pub(crate) fn list_changed_method(kind: ListKind) -> &'static str {
-    match kind {
-        ListKind::Tools => "notifications/tools/list_changed",
-        ListKind::Resources => "notifications/resources/list_changed",
-        ListKind::Prompts => "notifications/prompts/list_changed",
     }
 }
 

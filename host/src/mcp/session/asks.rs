@@ -1,0 +1,150 @@
+//! Requests of ours to the client (`roots/list`, `elicitation/create`, `sampling/createMessage`)
+//! in an initialize-based session: sent at once, each answer routed back to who waits for it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use super::Session;
+use crate::mcp::requests_to_client::{ClientView, answer_timeout, input_request, input_response};
+use crate::runtime::bindings::host::{AskError, InputRequest};
+use crate::runtime::{ClientChannel, PendingAnswers};
+
+pub(crate) use crate::mcp::requests_to_client::ROOTS_TIMEOUT;
+
+/// Our requests waiting for the client's answer, by id.
+#[derive(Default)]
+pub(in crate::mcp) struct PendingAsks {
+    waiting: Mutex<HashMap<String, Waiter>>,
+    next_id: AtomicU64,
+}
+
+impl PendingAsks {
+    /// A new request id, and its key in the table, with `waiter` waiting for its answer.
+    fn wait(&self, waiter: Waiter) -> (String, String) {
+        let id = format!(
+            "palisade-{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+        );
+        let key = Value::String(id.clone()).to_string();
+        self.lock().insert(key.clone(), waiter);
+        (id, key)
+    }
+
+    /// Who waits for the answer to request `id`, taken out of the table.
+    pub(in crate::mcp) fn take(&self, id: &Value) -> Option<Waiter> {
+        self.lock().remove(&id.to_string())
+    }
+
+    /// Stops waiting for the request of `key` (it timed out, or was answered).
+    pub(super) fn forget(&self, key: &str) -> Option<Waiter> {
+        self.lock().remove(key)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiter>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Who waits for the answer to a request of ours.
+pub(in crate::mcp) enum Waiter {
+    /// A task, through this channel.
+    Reply(oneshot::Sender<Result<Value, Value>>),
+    /// The session's roots.
+    Roots,
+}
+
+impl Session {
+    /// Sends a request to the client; its answer goes to `waiter`. Returns the key of the
+    /// pending entry.
+    pub(super) fn send_request(
+        &self,
+        method: &str,
+        params: Value,
+        waiter: Waiter,
+        related: Option<&Value>,
+    ) -> String {
+        let (id, key) = self.asks.wait(waiter);
+        self.send_related(
+            related,
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+        );
+        key
+    }
+
+    /// Sends a request to the client and waits for its answer: the result, or why there is none.
+    async fn ask_client(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        related: Option<&Value>,
+    ) -> Result<Value, String> {
+        let (tx, rx) = oneshot::channel();
+        let key = self.send_request(method, params, Waiter::Reply(tx), related);
+        let outcome = tokio::select! {
+            answer = rx => match answer {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(error)) => Err(format!("the client answered {method} with an error: {error}")),
+                Err(_) => Err(format!("{method}: the session ended")),
+            },
+            _ = tokio::time::sleep(timeout) => {
+                Err(format!("the client did not answer {method} within {} s", timeout.as_secs()))
+            }
+            _ = self.closed.cancelled() => Err(format!("{method}: the session ended")),
+        };
+        self.asks.forget(&key);
+        outcome
+    }
+}
+
+/// The session, as the client a plugin call may ask (the initialize-based revisions): requests go
+/// to the client at once, on the call's request stream.
+pub(in crate::mcp) struct SessionClient {
+    pub(in crate::mcp) session: Arc<Session>,
+    /// The client's request the call serves.
+    pub(in crate::mcp) related: Value,
+}
+
+impl ClientChannel for SessionClient {
+    fn ask(&self, requests: Vec<(String, InputRequest)>) -> PendingAnswers {
+        let (session, related) = (self.session.clone(), self.related.clone());
+        Box::pin(async move {
+            let version = session.version();
+            let capabilities = session
+                .client_capabilities
+                .get()
+                .cloned()
+                .unwrap_or_default();
+            let asked = requests.into_iter().map(|(key, request)| {
+                let shaped = match version {
+                    Some(version) => input_request(
+                        &ClientView {
+                            version,
+                            capabilities: &capabilities,
+                        },
+                        request,
+                    )
+                    .map_err(|e| e.to_string()),
+                    None => Err("the session is not initialized".to_string()),
+                };
+                let (session, related) = (session.clone(), related.clone());
+                async move {
+                    let answer = async {
+                        let (method, params) = shaped?;
+                        let result = session
+                            .ask_client(method, params, answer_timeout(method), Some(&related))
+                            .await?;
+                        input_response(method, result)
+                    };
+                    (key, answer.await.map_err(AskError::Failed))
+                }
+            });
+            futures_util::future::join_all(asked).await
+        })
+    }
+}
