@@ -7,6 +7,7 @@
 //! `Mcp-Session-Id`, expire when idle, and end with DELETE.
 
 mod auth;
+mod caller;
 pub mod conn;
 mod error;
 pub mod guard;
@@ -22,8 +23,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::middleware;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -38,6 +40,7 @@ use crate::mcp::jsonrpc::Incoming;
 use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Accepted, Server, Session, batch_responses};
+use caller::Caller;
 use error::HttpError;
 use guard::{AllowList, Refused};
 use streams::{RESUME_WINDOW, STANDALONE, ServerHistory, StreamEvent, StreamId, Streams};
@@ -92,6 +95,20 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         options: options.clone(),
     });
     tokio::spawn(expire_idle_sessions(Arc::downgrade(&state)));
+    let app = router(state);
+    if !address.ip().is_loopback() && !state_server_requires_tokens {
+        tracing::warn!(%address, "listening beyond loopback without [[auth.tokens]]: anyone who can reach this address can use the plugins");
+    }
+    tracing::info!("serving MCP over HTTP at http://{address}/mcp");
+    // The address on stdout's sibling, stderr, for scripts that pass port 0.
+    eprintln!("palisade: listening on http://{address}/mcp");
+    conn::serve(listener, app, options.header_timeout).await
+}
+
+/// The routes, and the layers around them: CORS outermost (a preflight is answered before any
+/// check), then the body's size and time limits, then [`caller::check_caller`] on every route.
+fn router(state: Arc<AppState>) -> axum::Router {
+    let options = &state.options;
     let allow = options.allow.clone();
     // Browser clients on an allowed origin need CORS: the preflight, and the session header
     // exposed to their script.
@@ -105,31 +122,28 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         // Whatever the page asks to send: `Mcp-Param-{name}` headers are named by the tools.
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers([HeaderName::from_static("mcp-session-id")]);
-    let app = axum::Router::new()
+    axum::Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .route("/sse", get(sse_2024::open))
         .route("/messages", post(sse_2024::message))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            caller::check_caller,
+        ))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         // A client sending its body a byte at a time is cut off.
         .layer(RequestBodyTimeoutLayer::new(options.body_timeout))
         .layer(cors)
-        .with_state(state);
-    if !address.ip().is_loopback() && !state_server_requires_tokens {
-        tracing::warn!(%address, "listening beyond loopback without [[auth.tokens]]: anyone who can reach this address can use the plugins");
-    }
-    tracing::info!("serving MCP over HTTP at http://{address}/mcp");
-    // The address on stdout's sibling, stderr, for scripts that pass port 0.
-    eprintln!("palisade: listening on http://{address}/mcp");
-    conn::serve(listener, app, options.header_timeout).await
+        .with_state(state)
 }
 
 async fn post_mcp(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Caller(identity): Caller,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, HttpError> {
-    let (identity, value) = posted_message(&state, peer, &headers, &body)?;
+    let value = posted_message(&headers, &body)?;
     if stateless::is_stateless(&headers, &value) {
         return Ok(stateless::post(&state.server, &headers, identity, value).await);
     }
@@ -259,11 +273,11 @@ async fn initialize(
 
 async fn get_mcp(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Caller(identity): Caller,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     sessionless(&headers)?;
-    let identity = check_stream_request(&state, peer, &headers)?;
+    check_stream_request(&headers)?;
     let http_session = find_session(&state, &headers, &identity, &Value::Null)?;
     let (stream, after) = match headers
         .get("last-event-id")
@@ -294,11 +308,10 @@ async fn get_mcp(
 
 async fn delete_mcp(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Caller(identity): Caller,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     sessionless(&headers)?;
-    let identity = check_request(&state, peer, &headers)?;
     let Some(id) = session_id(&headers) else {
         return Err(http_error(
             StatusCode::BAD_REQUEST,
@@ -346,14 +359,8 @@ fn sessionless(headers: &HeaderMap) -> Result<(), HttpError> {
     .with_header(header::ALLOW, HeaderValue::from_static("POST")))
 }
 
-/// The JSON-RPC message (or batch) a POST carries, after the checks every request passes.
-fn posted_message(
-    state: &AppState,
-    peer: SocketAddr,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<(Identity, Value), HttpError> {
-    let identity = check_request(state, peer, headers)?;
+/// The JSON-RPC message (or batch) a POST carries.
+fn posted_message(headers: &HeaderMap, body: &[u8]) -> Result<Value, HttpError> {
     if !content_type_is_json(headers) {
         return Err(http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -368,31 +375,7 @@ fn posted_message(
             format!("parse error: {e}"),
         )
     })?;
-    Ok((identity, value))
-}
-
-/// The checks every request passes, in order: `Host` and `Origin` (against DNS rebinding and
-/// foreign pages), then the bearer token; gives who the client is.
-///
-/// A client without a token is named by its address (`anonymous@127.0.0.1`): its rate limits
-/// and session count follow the address, so opening new sessions does not reset them.
-fn check_request(
-    state: &AppState,
-    peer: SocketAddr,
-    headers: &HeaderMap,
-) -> Result<Identity, HttpError> {
-    let allow = &state.options.allow;
-    let forbidden = |Refused(why)| {
-        tracing::warn!("HTTP request refused: {why}");
-        http_error(StatusCode::FORBIDDEN, INVALID_REQUEST, why)
-    };
-    allow.check_host(headers).map_err(forbidden)?;
-    allow.check_origin(headers).map_err(forbidden)?;
-    let mut identity = auth::authenticate(&state.server, headers)?;
-    if !identity.authenticated {
-        identity.client = format!("{}@{}", identity.client, peer.ip()).into();
-    }
-    Ok(identity)
+    Ok(value)
 }
 
 /// Whether `client` may open one more initialize-based session; the refusal echoes `id`.
@@ -449,13 +432,8 @@ fn check_session_version(headers: &HeaderMap, id: &Value) -> Result<(), HttpErro
         .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).about(id))
 }
 
-/// [`check_request`] for a GET that opens an SSE stream: the client must accept one (406).
-fn check_stream_request(
-    state: &AppState,
-    peer: SocketAddr,
-    headers: &HeaderMap,
-) -> Result<Identity, HttpError> {
-    let identity = check_request(state, peer, headers)?;
+/// A GET that opens an SSE stream: the client must accept one (406).
+fn check_stream_request(headers: &HeaderMap) -> Result<(), HttpError> {
     check_session_version(headers, &Value::Null)?;
     if !accepts(headers, "text/event-stream") {
         return Err(http_error(
@@ -464,7 +442,7 @@ fn check_stream_request(
             "GET opens an SSE stream: Accept must include text/event-stream",
         ));
     }
-    Ok(identity)
+    Ok(())
 }
 
 /// The session the request names; a refusal echoes `request` (the id of the request it
@@ -680,3 +658,6 @@ fn accepts(headers: &HeaderMap, media: &str) -> bool {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+#[cfg(test)]
+mod router_tests;

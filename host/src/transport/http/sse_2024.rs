@@ -3,10 +3,9 @@
 //! The session lives as long as the stream.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -15,7 +14,7 @@ use serde::Deserialize;
 
 use super::error::HttpError;
 use super::{
-    AppState, check_stream_request, http_error, json_response, lock, posted_message,
+    AppState, Caller, check_stream_request, http_error, json_response, lock, posted_message,
     room_for_session,
 };
 use crate::mcp::jsonrpc::INVALID_REQUEST;
@@ -30,10 +29,10 @@ pub(super) struct Sse2024Session {
 /// `GET /sse`
 pub(super) async fn open(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Caller(identity): Caller,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
-    let identity = check_stream_request(&state, peer, &headers)?;
+    check_stream_request(&headers)?;
     room_for_session(&state, &identity.client, &serde_json::Value::Null)?;
     let id = super::new_session_id()?;
     let (sender, receiver) = queue::channel::<String>(queue::MAX_QUEUED_BYTES);
@@ -77,12 +76,12 @@ pub(super) struct SessionQuery {
 /// `POST /messages?sessionId=...`: takes one message (or a batch); answers come on the stream.
 pub(super) async fn message(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Caller(identity): Caller,
     Query(query): Query<SessionQuery>,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Response, HttpError> {
-    let (identity, value) = posted_message(&state, peer, &headers, &body)?;
+    let value = posted_message(&headers, &body)?;
     let found = lock(&state.sse_2024)
         .get(&query.session_id)
         .filter(|l| l.session.client() == &*identity.client)
