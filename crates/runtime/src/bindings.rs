@@ -3,6 +3,9 @@
 //! Only the per-interface pieces are used: a component may export any subset of the interfaces, so
 //! each export is looked up on its own (`GuestIndices::new`) instead of through the `plugin` world.
 
+// Generated code: the WIT files in wit/ document every item.
+#![allow(missing_docs)]
+
 wasmtime::component::bindgen!({
     world: "plugin",
     path: "../../wit",

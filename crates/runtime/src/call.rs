@@ -31,6 +31,7 @@ pub struct CallContext {
 /// What a call cost.
 #[derive(Debug, Default)]
 pub struct CallStats {
+    /// Fuel the call burned, for the audit log.
     pub fuel_used: std::sync::atomic::AtomicU64,
 }
 
@@ -50,15 +51,24 @@ pub trait ClientChannel: Send + Sync {
 /// Something a plugin reported while running, for the protocol layer to forward.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PluginEvent {
+    /// The plugin reported progress (`report-progress`).
     Progress {
+        /// How far along, in the plugin's own unit.
         progress: f64,
+        /// Where `progress` ends, when the plugin knows.
         total: Option<f64>,
+        /// What it is doing now.
         message: Option<String>,
     },
+    /// The plugin logged a message for the client (`log`).
     Log {
+        /// How important it is.
         level: LogLevel,
+        /// The text.
         message: String,
     },
+    /// A resource, by URI, changed (`notify-resource-updated`).
     ResourceUpdated(String),
+    /// The plugin's list of tools, resources or prompts changed (`notify-list-changed`).
     ListChanged(ListKind),
 }

@@ -34,7 +34,9 @@ const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
 /// engine, to measure what metering costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metering {
+    /// Every instruction costs fuel; a call stops when its fuel runs out.
     Fuel,
+    /// No fuel counted: only the benchmark's baseline.
     Off,
 }
 
@@ -95,6 +97,7 @@ pub struct EpochTicker {
 }
 
 impl EpochTicker {
+    /// Starts ticking `engine`'s epoch, which bounds every call's wall-clock time.
     pub fn start(engine: &Engine) -> Result<EpochTicker> {
         let stop = Arc::new(AtomicBool::new(false));
         let engine = engine.weak();

@@ -25,6 +25,7 @@ pub struct TokenBucket {
 }
 
 impl TokenBucket {
+    /// A full bucket of `capacity` tokens that regains `per_second` tokens a second.
     pub fn new(capacity: u64, per_second: f64, now: Instant) -> TokenBucket {
         TokenBucket {
             capacity: capacity as f64,
@@ -88,6 +89,7 @@ pub struct Admission {
 }
 
 impl Gate {
+    /// The admission state of a plugin running under `limits`.
     pub fn new(limits: &Limits) -> Gate {
         let now = Instant::now();
         let per_minute = |n: u64| TokenBucket::new(n, n as f64 / 60.0, now);
@@ -104,6 +106,7 @@ impl Gate {
         }
     }
 
+    /// The limits the gate enforces.
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
@@ -179,6 +182,7 @@ pub struct Gates {
 }
 
 impl Gates {
+    /// The gate of plugin `name`: kept across reloads while its limits stay the same, so a reload does not refill a drained budget.
     pub fn for_plugin(&self, name: &str, limits: &Limits) -> Arc<Gate> {
         let mut gates = lock(&self.by_plugin);
         match gates.get(name) {

@@ -26,21 +26,35 @@ enum HostMatch {
     Ip(IpAddr),
 }
 
+/// Why an entry of `network` is not a host grant; each names the entry as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidHostPattern {
+    /// A path, query, user or nothing where the host should be.
+    #[error("`{0}` is not a host: give HOST, HOST:PORT or *.DOMAIN, optionally after http://")]
+    NotAHost(String),
+    /// A port that is not 1 to 65535.
+    #[error("`{0}`: the port must be a number from 1 to 65535")]
+    BadPort(String),
+    /// A name with characters DNS does not allow, or a wildcard anywhere but in front.
+    #[error(
+        "`{0}` is not a host name (letters, digits, `-` and dots; a wildcard only as `*.domain`)"
+    )]
+    BadName(String),
+}
+
 impl HostPattern {
     /// Parses an entry of `network`; the error says what is wrong with it.
-    pub fn parse(text: &str) -> Result<HostPattern, String> {
+    pub fn parse(text: &str) -> Result<HostPattern, InvalidHostPattern> {
         let (allow_http, rest) = if let Some(rest) = text.strip_prefix("http://") {
             (true, rest)
         } else {
             (false, text.strip_prefix("https://").unwrap_or(text))
         };
         if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
-            return Err(format!(
-                "`{text}` is not a host: give HOST, HOST:PORT or *.DOMAIN, optionally after http://"
-            ));
+            return Err(InvalidHostPattern::NotAHost(text.to_string()));
         }
-        let (host, port) = split_port(rest)
-            .ok_or_else(|| format!("`{text}`: the port must be a number from 1 to 65535"))?;
+        let (host, port) =
+            split_port(rest).ok_or_else(|| InvalidHostPattern::BadPort(text.to_string()))?;
         let host = host.to_ascii_lowercase();
         let host = if let Some(ip) = host
             .strip_prefix('[')
@@ -116,7 +130,7 @@ fn split_port(text: &str) -> Option<(&str, Option<u16>)> {
     }
 }
 
-fn check_dns_name(name: &str, text: &str) -> Result<(), String> {
+fn check_dns_name(name: &str, text: &str) -> Result<(), InvalidHostPattern> {
     let ok = !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(|label| {
@@ -129,9 +143,7 @@ fn check_dns_name(name: &str, text: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "`{text}` is not a host name (letters, digits, `-` and dots; a wildcard only as `*.domain`)"
-        ))
+        Err(InvalidHostPattern::BadName(text.to_string()))
     }
 }
 

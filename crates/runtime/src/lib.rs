@@ -38,6 +38,8 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod bindings;
 mod cache;
 mod call;
@@ -58,7 +60,7 @@ mod wasi_guard;
 pub use cache::CompileCache;
 pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
-pub use host_pattern::{HostPattern, is_local_address};
+pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
 pub use limits::LimitExceeded;
 pub use plugin::{CallError, Exports, Plugin, import_status};
 pub use spec::{AccessMode, DirGrant, Limits, PluginSpec, RootsAccess};
@@ -70,18 +72,22 @@ use wasmtime::Engine;
 
 /// The engine, its epoch clock and the compiled cache: what every plugin shares.
 pub struct Runtime {
+    /// The wasmtime engine every plugin is compiled for.
     pub engine: Engine,
+    /// Compiled components on disk, checked before they are loaded.
     pub cache: CompileCache,
     /// Every plugin's admission state, kept across reloads.
     pub gates: gate::Gates,
     /// Free slots of the engine's instance pool: a call holds one while its instance lives, so
     /// a burst of calls across many plugins waits for a slot instead of failing.
     pub instance_slots: Arc<Semaphore>,
+    /// Whether calls count fuel.
     pub metering: Metering,
     _ticker: EpochTicker,
 }
 
 impl Runtime {
+    /// A runtime that counts fuel, as serving always does; starts the epoch clock.
     pub fn new(cache: CompileCache) -> anyhow::Result<Runtime> {
         Runtime::with_metering(cache, Metering::Fuel)
     }

@@ -13,28 +13,53 @@ const MAX_TABLE_ELEMENTS: usize = 100_000;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitExceeded {
     #[error("ran out of fuel: it may burn {per_call} units per call (limits.fuel_per_call)")]
-    Fuel { per_call: u64 },
+    /// The call burned all the fuel one call may (`per_call`).
+    Fuel {
+        /// Fuel one call may burn.
+        per_call: u64,
+    },
     #[error("exceeded its memory limit of {} MiB (limits.memory_mib)", limit_bytes >> 20)]
-    Memory { limit_bytes: u64 },
+    /// The instance asked for more linear memory than `limit_bytes`.
+    Memory {
+        /// Linear memory one instance may hold.
+        limit_bytes: u64,
+    },
     #[error("exceeded its time limit of {limit_ms} ms (limits.timeout_ms)")]
-    Time { limit_ms: u64 },
+    /// The call ran longer than `limit_ms` milliseconds.
+    Time {
+        /// Wall-clock time one call may take.
+        limit_ms: u64,
+    },
     #[error(
         "returned {bytes} bytes, more than its output limit of {} KiB (limits.output_kib)",
         limit_bytes >> 10
     )]
-    Output { bytes: u64, limit_bytes: u64 },
+    /// The call returned `bytes`, more than `limit_bytes`.
+    Output {
+        /// What the call returned (at least).
+        bytes: u64,
+        /// What one call may return.
+        limit_bytes: u64,
+    },
     #[error(
         "is already running {limit} calls, its limit (limits.concurrent_calls); retry when one \
          finishes"
     )]
-    Concurrency { limit: u64 },
+    /// The plugin already runs `limit` calls at once.
+    Concurrency {
+        /// Calls the plugin may run at once.
+        limit: u64,
+    },
     #[error(
         "has used up its fuel budget ({per_second} fuel per second, limits.fuel_per_second); \
          retry in {}",
         seconds(*retry_after)
     )]
+    /// The plugin's fuel budget (`per_second`) is spent; it refills in `retry_after`.
     FuelBudget {
+        /// Fuel the budget regains a second.
         per_second: u64,
+        /// When the budget holds enough again.
         retry_after: Duration,
     },
     #[error(
@@ -42,12 +67,24 @@ pub enum LimitExceeded {
          (limits.calls_per_minute_per_client); retry in {}",
         seconds(*retry_after)
     )]
-    ClientRate { limit: u64, retry_after: Duration },
+    /// This client called the plugin more than `limit` times in a minute.
+    ClientRate {
+        /// Calls a minute from one client.
+        limit: u64,
+        /// When the next call is allowed.
+        retry_after: Duration,
+    },
     #[error(
         "was called more than {limit} times a minute (limits.calls_per_minute); retry in {}",
         seconds(*retry_after)
     )]
-    Rate { limit: u64, retry_after: Duration },
+    /// All clients together called the plugin more than `limit` times in a minute.
+    Rate {
+        /// Calls a minute from all clients.
+        limit: u64,
+        /// When the next call is allowed.
+        retry_after: Duration,
+    },
 }
 
 impl LimitExceeded {
@@ -80,6 +117,7 @@ pub struct MemoryLimiter {
 }
 
 impl MemoryLimiter {
+    /// A limiter for one instance under `limits`.
     pub fn new(limits: &Limits) -> MemoryLimiter {
         MemoryLimiter {
             limit_bytes: limits.memory_bytes,

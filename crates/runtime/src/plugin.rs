@@ -32,9 +32,13 @@ use crate::{AccessMode, PluginSpec, RootsAccess};
 /// Which `palisade:plugin` interfaces a component exports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Exports {
+    /// `palisade:plugin/tools`.
     pub tools: bool,
+    /// `palisade:plugin/resources`.
     pub resources: bool,
+    /// `palisade:plugin/prompts`.
     pub prompts: bool,
+    /// `palisade:plugin/completion`.
     pub completion: bool,
 }
 
@@ -57,17 +61,24 @@ pub enum CallError {
 
 /// A plugin ready to serve: instantiation is pre-linked, so each call only creates an instance.
 pub struct Plugin {
+    /// The plugin's name, in logs, errors and limits.
     pub name: Arc<str>,
+    /// What it was loaded with: the component, its grants and limits.
     pub spec: PluginSpec,
+    /// Which interfaces the component exports.
     pub exports: Exports,
     /// SHA-256 of the component file, to tell whether a changed file is a new version.
     pub wasm_sha256: [u8; 32],
     /// What it listed when loaded. Resources with fixed URIs are listed again on every
     /// `resources/list`; the rest only changes with a new version of the plugin.
     pub tools: Vec<tools::Tool>,
+    /// The resources it listed at load.
     pub resources: Vec<resources::Resource>,
+    /// The resource templates it listed at load.
     pub templates: Vec<resources::ResourceTemplate>,
+    /// The prompts it listed at load.
     pub prompts: Vec<prompts::Prompt>,
+    /// The prompts and templates whose arguments it completes.
     pub completable: Vec<completion::CompletionRef>,
     grants: Arc<Grants>,
     /// The granted directories, resolved once: the `file://` URIs this plugin may serve.

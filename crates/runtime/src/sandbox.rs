@@ -90,7 +90,9 @@ fn file_uri(path: &std::path::Path) -> String {
 /// What a plugin may touch, from its configuration.
 #[derive(Debug, Clone, Default)]
 pub struct Grants {
+    /// Host directories preopened for the plugin.
     pub dirs: Vec<DirGrant>,
+    /// Whether the client's roots are preopened, and how.
     pub roots: RootsAccess,
     /// Environment variables, with their values.
     pub env: Vec<(String, String)>,
@@ -228,6 +230,7 @@ struct CaptureState {
 }
 
 impl OutputCapture {
+    /// Captures the `stream` (stdout or stderr) of `plugin` into the host's log.
     pub fn new(plugin: Arc<str>, stream: &'static str) -> OutputCapture {
         OutputCapture {
             plugin,

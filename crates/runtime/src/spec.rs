@@ -11,9 +11,12 @@ use crate::HostPattern;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RootsAccess {
+    /// The plugin sees no roots.
     #[default]
     None,
+    /// Each root is preopened read-only.
     ReadOnly,
+    /// Each root is preopened read-write.
     ReadWrite,
 }
 
@@ -21,8 +24,10 @@ pub enum RootsAccess {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AccessMode {
+    /// The plugin may read files and list directories.
     #[default]
     ReadOnly,
+    /// The plugin may also create, write and remove them.
     ReadWrite,
 }
 
@@ -34,6 +39,7 @@ pub struct DirGrant {
     pub host: PathBuf,
     /// Where the plugin sees it: an absolute path such as `/data`.
     pub guest: String,
+    /// What the plugin may do there.
     #[serde(default)]
     pub mode: AccessMode,
 }

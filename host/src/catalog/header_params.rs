@@ -28,8 +28,17 @@ pub enum ParamKind {
 /// marking.
 const DATA_KEYWORDS: [&str; 4] = ["enum", "const", "default", "examples"];
 
+/// Why the `x-mcp-header` markings of an input schema are refused (the tool is then left out).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidHeaderParams(pub String);
+
 /// The marked parameters of an input schema, or why the markings are invalid.
-pub fn header_params(schema: &Map<String, Value>) -> Result<Vec<HeaderParam>, String> {
+pub fn header_params(schema: &Map<String, Value>) -> Result<Vec<HeaderParam>, InvalidHeaderParams> {
+    marked_params(schema).map_err(InvalidHeaderParams)
+}
+
+fn marked_params(schema: &Map<String, Value>) -> Result<Vec<HeaderParam>, String> {
     let mut found = Vec::new();
     walk(schema, Some(Vec::new()), &mut found)?;
     let mut seen: Vec<String> = Vec::new();
@@ -169,7 +178,7 @@ mod tests {
     use super::*;
 
     fn params(schema: Value) -> Result<Vec<HeaderParam>, String> {
-        header_params(schema.as_object().unwrap())
+        header_params(schema.as_object().unwrap()).map_err(|e| e.0)
     }
 
     #[test]

@@ -131,13 +131,16 @@ impl ResourceRoutes {
     /// Adds the resources and templates `plugin` listed at load, unless one of them is another
     /// plugin's: then nothing is added, and the error names the other plugin and what both
     /// claim. A resource or template the plugin describes badly is left out with a warning.
-    pub fn add(&mut self, plugin: &Arc<Plugin>) -> Result<(), String> {
+    pub(super) fn add(&mut self, plugin: &Arc<Plugin>) -> Result<(), String> {
         let mut claimed: Vec<Namespace> = Vec::new();
         let mut templates = Vec::new();
         for template in &plugin.templates {
             let checked = check_name(&template.name).and_then(|()| {
                 let namespace = Namespace::of_template(&template.uri_template)?;
-                Ok((namespace, UriTemplate::parse(&template.uri_template)?))
+                Ok((
+                    namespace,
+                    UriTemplate::parse(&template.uri_template).map_err(|e| e.0)?,
+                ))
             });
             match checked {
                 Ok((namespace, parsed)) => {

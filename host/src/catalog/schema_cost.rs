@@ -27,19 +27,28 @@ pub const MAX_PATTERN_BYTES: usize = 1024;
 const PATTERN_SIZE_LIMIT: usize = 256 << 10;
 const PATTERN_DFA_LIMIT: usize = 256 << 10;
 
+/// Why a tool's schema is refused: too large, too costly to check, or not a schema the validator takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SchemaRefused(pub String);
+
 /// Why a schema's text is refused before it is parsed.
-pub fn check_size(text: &str) -> Result<(), String> {
+pub fn check_size(text: &str) -> Result<(), SchemaRefused> {
     if text.len() > MAX_SCHEMA_BYTES {
-        return Err(format!(
+        return Err(SchemaRefused(format!(
             "it is {} bytes, over the {MAX_SCHEMA_BYTES} bytes a schema may have",
             text.len()
-        ));
+        )));
     }
     Ok(())
 }
 
 /// Why a parsed schema is refused, for the warning that names its tool.
-pub fn check(schema: &Value) -> Result<(), String> {
+pub fn check(schema: &Value) -> Result<(), SchemaRefused> {
+    expanded_size(schema).map_err(SchemaRefused)
+}
+
+fn expanded_size(schema: &Value) -> Result<(), String> {
     let mut walk = Walk {
         root: schema,
         expanded: HashMap::new(),
@@ -59,7 +68,7 @@ pub fn check(schema: &Value) -> Result<(), String> {
 /// crate (linear time, size-limited; lookaround and backreferences are refused), formats not
 /// checked (the specification makes them annotations; checking `format: regex` would compile
 /// what the client sent).
-pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+pub fn validator(schema: &Value) -> Result<jsonschema::Validator, SchemaRefused> {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(false)
@@ -69,7 +78,11 @@ pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
                 .dfa_size_limit(PATTERN_DFA_LIMIT),
         )
         .build(schema)
-        .map_err(|e| format!("not a JSON Schema the server can check cheaply: {e}"))
+        .map_err(|e| {
+            SchemaRefused(format!(
+                "not a JSON Schema the server can check cheaply: {e}"
+            ))
+        })
 }
 
 struct Walk<'a> {
@@ -189,7 +202,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn checked(schema: &Value) -> Result<(), String> {
+    fn checked(schema: &Value) -> Result<(), SchemaRefused> {
         check_size(&schema.to_string())?;
         check(schema)?;
         validator(schema).map(|_| ())
@@ -233,7 +246,7 @@ mod tests {
         ];
         for (schema, why) in cases {
             let err = checked(&schema).unwrap_err();
-            assert!(err.contains(why), "{schema}: {err}");
+            assert!(err.0.contains(why), "{schema}: {err}");
         }
         // Each level refers twice to the next: 2^30 values once expanded, from a small text.
         let mut defs = serde_json::Map::new();
@@ -246,7 +259,7 @@ mod tests {
         }
         defs.insert("d30".into(), json!({"type": "string"}));
         let bomb = json!({"$defs": defs, "$ref": "#/$defs/d0"});
-        assert!(checked(&bomb).unwrap_err().contains("expanded"));
+        assert!(checked(&bomb).unwrap_err().0.contains("expanded"));
 
         let many: Vec<Value> = (0..100)
             .map(|i| json!({"pattern": format!("^a{i}")}))
@@ -254,6 +267,7 @@ mod tests {
         assert!(
             checked(&json!({"anyOf": many}))
                 .unwrap_err()
+                .0
                 .contains("patterns")
         );
 
@@ -261,10 +275,10 @@ mod tests {
         for _ in 0..60 {
             deep = json!({"items": deep});
         }
-        assert!(checked(&deep).unwrap_err().contains("deeper"));
+        assert!(checked(&deep).unwrap_err().0.contains("deeper"));
 
         let big = json!({"description": "x".repeat(MAX_SCHEMA_BYTES)});
-        assert!(checked(&big).unwrap_err().contains("bytes"));
+        assert!(checked(&big).unwrap_err().0.contains("bytes"));
     }
 
     #[test]

@@ -30,22 +30,34 @@ pub struct CatalogTool {
     output_validator: Option<jsonschema::Validator>,
 }
 
+/// Arguments that do not match a tool's input schema: the errors, one per line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidArguments(pub String);
+
+/// A result whose `structuredContent` is not JSON or does not match the tool's output schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidOutput(pub String);
+
 impl CatalogTool {
     /// Checks `arguments` against the input schema; the errors, one per line, if they do not match.
-    pub fn validate(&self, arguments: &Value) -> Result<(), String> {
-        schema_errors(&self.validator, arguments)
+    pub fn validate(&self, arguments: &Value) -> Result<(), InvalidArguments> {
+        schema_errors(&self.validator, arguments).map_err(InvalidArguments)
     }
 
     /// Checks the `structuredContent` a call returned (JSON text) against the tool's output
     /// schema, when it has one: the specification has servers conform to it.
-    pub fn validate_output(&self, structured: &str) -> Result<(), String> {
+    pub fn validate_output(&self, structured: &str) -> Result<(), InvalidOutput> {
         let Some(validator) = &self.output_validator else {
             return Ok(());
         };
         let value: Value = serde_json::from_str(structured)
-            .map_err(|e| format!("its structuredContent is not JSON: {e}"))?;
+            .map_err(|e| InvalidOutput(format!("its structuredContent is not JSON: {e}")))?;
         schema_errors(validator, &value).map_err(|errors| {
-            format!("its structuredContent does not match its outputSchema:\n{errors}")
+            InvalidOutput(format!(
+                "its structuredContent does not match its outputSchema:\n{errors}"
+            ))
         })
     }
 }

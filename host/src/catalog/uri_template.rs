@@ -49,9 +49,18 @@ impl Class {
     }
 }
 
+/// Why a URI template is refused: its length, an unclosed or unmatched brace, whitespace, an operator or variable RFC 6570 does not allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidUriTemplate(pub String);
+
 impl UriTemplate {
     /// Parses `template`; the error says what is wrong.
-    pub fn parse(template: &str) -> Result<UriTemplate, String> {
+    pub fn parse(template: &str) -> Result<UriTemplate, InvalidUriTemplate> {
+        UriTemplate::parse_text(template).map_err(InvalidUriTemplate)
+    }
+
+    fn parse_text(template: &str) -> Result<UriTemplate, String> {
         if template.len() > MAX_TEMPLATE_BYTES {
             return Err(format!(
                 "a URI template of {} bytes, over the {MAX_TEMPLATE_BYTES} allowed",

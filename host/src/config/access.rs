@@ -41,7 +41,7 @@ impl Scope {
     }
 
     /// A scope from its entries; the error names the bad entry.
-    pub fn parse(name: &str, entries: &[String]) -> Result<Scope, String> {
+    pub fn parse(name: &str, entries: &[String]) -> Result<Scope, super::InvalidValue> {
         let glob = |text: &str, entry: &str| {
             Glob::new(text)
                 .map(|g| g.compile_matcher())
@@ -65,7 +65,8 @@ impl Scope {
                     item: item.map(|i| glob(i, entry)).transpose()?,
                 })
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, String>>()
+            .map_err(super::InvalidValue)?;
         Ok(Scope {
             name: name.to_string(),
             entries: entries.to_vec(),

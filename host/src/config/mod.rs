@@ -18,6 +18,12 @@ pub use resolve::{check_plugin_name, parse_listen, parse_sha256};
 #[error("{0}")]
 pub struct ConfigError(String);
 
+/// A value its setting does not take (a listen address, a plugin name, a scope's pattern); the
+/// text names the value, and the caller says where it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidValue(pub String);
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -6,22 +6,24 @@ use std::path::{Path, PathBuf};
 
 use super::file::*;
 use super::model::*;
-use super::{ConfigError, HostPattern, access};
+use super::{ConfigError, HostPattern, InvalidValue, access};
 use access::{AccessConfig, Scope};
 
 /// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.
-pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, InvalidValue> {
     if let Ok(port) = text.parse::<u16>() {
         return Ok((std::net::Ipv4Addr::LOCALHOST, port).into());
     }
     if let Some(port) = text.strip_prefix("localhost:") {
         let port = port
             .parse::<u16>()
-            .map_err(|_| format!("`{text}`: bad port"))?;
+            .map_err(|_| InvalidValue(format!("`{text}`: bad port")))?;
         return Ok((std::net::Ipv4Addr::LOCALHOST, port).into());
     }
     text.parse().map_err(|_| {
-        format!("`{text}` is not PORT, localhost:PORT or IP:PORT (such as 127.0.0.1:8080)")
+        InvalidValue(format!(
+            "`{text}` is not PORT, localhost:PORT or IP:PORT (such as 127.0.0.1:8080)"
+        ))
     })
 }
 
@@ -462,13 +464,13 @@ fn resolve_audit(audit: AuditSection, base: &Path) -> Result<AuditConfig, String
 }
 
 /// Plugin names become log tags and default prefixes, so they follow the public-name rules.
-pub fn check_plugin_name(name: &str) -> Result<(), String> {
+pub fn check_plugin_name(name: &str) -> Result<(), InvalidValue> {
     if is_public_name(name) {
         Ok(())
     } else {
-        Err(format!(
+        Err(InvalidValue(format!(
             "{name:?} is not a valid plugin name: use 1 to 32 of A-Z a-z 0-9 _ -"
-        ))
+        )))
     }
 }
 
