@@ -23,21 +23,26 @@ use crate::config::{AuditArguments, AuditConfig};
 
 /// One call, as the audit log records it.
 pub struct AuditRecord<'a> {
+    /// Who called: a token's name, `stdio`, or an anonymous client's address.
     pub client: &'a str,
     /// `None` when the tool is unknown to this client.
     pub plugin: Option<&'a str>,
     /// The public name the client called.
     pub tool: &'a str,
+    /// The arguments, logged hashed or in full as `[audit] arguments` says.
     pub arguments: &'a Value,
     /// `ok`, `tool-error`, `limit`, `stopped`, `declined`, `not-confirmed`, `unknown-tool`,
     /// `invalid-arguments`, `cancelled`, `host-error`.
     pub outcome: &'a str,
     /// The limit or the reason, for outcomes other than `ok`.
     pub detail: Option<&'a str>,
+    /// Fuel the call burned.
     pub fuel_used: u64,
+    /// How long the call took.
     pub duration: Duration,
 }
 
+/// The audit log: one JSON line per tool call, rotated by size.
 pub struct AuditLog {
     config: AuditConfig,
     file: Mutex<Open>,
@@ -101,6 +106,7 @@ impl AuditLog {
         &self.config
     }
 
+    /// Writes `record`; when the log cannot be written, the call is refused unless `fail_open`.
     pub fn record(&self, record: &AuditRecord<'_>) {
         let arguments = match self.config.arguments {
             AuditArguments::Full => json!({ "arguments": record.arguments }),

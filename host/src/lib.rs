@@ -1,9 +1,49 @@
 //! Palisade: an MCP server whose tools, resources and prompts are sandboxed WebAssembly components.
 //!
-//! Layers: `transport` (stdio, HTTP) → `mcp` (JSON-RPC, revisions, sessions, handlers) →
-//! `catalog` (public names → plugins) → `runtime` (wasmtime, sandbox, limits). ARCHITECTURE.md at
-//! the repository's root has a request's path through them, their invariants, and where the
-//! layering does not hold yet.
+//! # What
+//!
+//! The `palisade` binary serves plugins to MCP clients over stdio or HTTP. This library is that
+//! server: it reads the configuration, loads each plugin through the runtime crate
+//! ([`runtime`], `palisade-runtime`), merges what they offer into one [`catalog`], and speaks
+//! MCP ([`mcp`]) over a [`transport`].
+//!
+//! # Where
+//!
+//! Layers, each using only the ones below it:
+//!
+//! - [`transport`]: stdio lines, Streamable HTTP, the 2026-07-28 POST path, HTTP+SSE.
+//! - [`mcp`]: JSON-RPC, protocol revisions, sessions, one handler file per MCP area.
+//! - [`catalog`]: public names to plugins, schemas checked and costed, resource routing.
+//! - [`runtime`]: wasmtime, the sandbox, limits (a crate of its own).
+//!
+//! Beside them: [`config`] (the TOML file, resolved), [`setup`] (what to load, shared by start,
+//! reload and `palisade inspect`), [`reload`], [`audit`], [`memory`]. ARCHITECTURE.md at the
+//! repository's root follows a request through them.
+//!
+//! # Example
+//!
+//! A configuration is checked whole before anything is loaded; errors say where and how to fix:
+//!
+//! ```
+//! use std::path::Path;
+//! use palisade::config::Config;
+//!
+//! let text = r#"
+//! [plugins.hello]
+//! path = "hello.wasm"
+//! [plugins.hello.limits]
+//! timeout_ms = 2000
+//! "#;
+//! let config = Config::parse(text, Path::new("/etc/palisade/palisade.toml")).unwrap();
+//! let hello = &config.plugins[0];
+//! assert_eq!(hello.spec.path, Path::new("/etc/palisade/hello.wasm"));
+//! assert_eq!(hello.spec.limits.timeout_ms, 2000);
+//!
+//! let wrong = Config::parse("[plugins.hello]\npath = 3\n", Path::new("palisade.toml"));
+//! assert!(wrong.unwrap_err().to_string().contains("line 2"));
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod audit;
 pub mod catalog;

@@ -13,13 +13,17 @@ use crate::runtime::{Plugin, Runtime};
 /// What `palisade serve` was asked to serve.
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
+    /// `--config`: palisade.toml.
     pub config: Option<PathBuf>,
     /// `--plugin` files.
     pub plugins: Vec<PathBuf>,
     /// `--root` directories.
     pub roots: Vec<PathBuf>,
+    /// `--page-size`.
     pub page_size: Option<usize>,
+    /// `--cache-dir`.
     pub cache_dir: Option<PathBuf>,
+    /// `--native-baseline`: serve the benchmark's in-host tools.
     pub native_baseline: bool,
     /// `--no-watch`.
     pub no_watch: bool,
@@ -30,7 +34,9 @@ pub struct ServeOptions {
 /// A plugin to load, and where it was asked for (for errors the operator can act on).
 #[derive(Debug, Clone)]
 pub struct Wanted {
+    /// What to load it with.
     pub config: PluginConfig,
+    /// Where it was asked for: a configuration section or a `--plugin` flag.
     pub origin: String,
 }
 
@@ -121,6 +127,7 @@ pub async fn load_plugin(runtime: &Runtime, config: &PluginConfig) -> Result<Plu
     Ok(plugin)
 }
 
+/// Logs what a plugin offers once loaded.
 pub fn log_loaded(plugin: &Plugin) {
     tracing::info!(
         plugin = &*plugin.name,

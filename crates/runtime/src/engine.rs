@@ -91,7 +91,7 @@ pub fn engine_with(metering: Metering) -> Result<Engine> {
         .context("cannot create the wasmtime engine")
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+/// Advances the engine's epoch every `EPOCH_TICK` (2 ms) until dropped.
 pub struct EpochTicker {
     stop: Arc<AtomicBool>,
 }

@@ -13,14 +13,18 @@ pub struct HeaderParam {
     pub path: Vec<String>,
     /// `Region` for `Mcp-Param-Region`.
     pub name: String,
+    /// The type the header value is checked against.
     pub kind: ParamKind,
 }
 
 /// The primitive types a marked parameter may have.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ParamKind {
+    /// A JSON string.
     String,
+    /// A JSON integer.
     Integer,
+    /// `true` or `false`.
     Boolean,
 }
 

@@ -32,7 +32,12 @@ pub enum Backend {
     /// A sandboxed plugin.
     Plugin(Arc<Plugin>),
     /// Code compiled into the host (see [`HostTool`]).
-    InHost { owner: &'static str, run: HostFn },
+    InHost {
+        /// The name scopes and logs know its owner by.
+        owner: &'static str,
+        /// The tool's body.
+        run: HostFn,
+    },
 }
 
 impl Backend {
@@ -51,9 +56,11 @@ pub type HostFn = fn(&Value) -> wit_tools::CallResult;
 /// A tool compiled into the host rather than served by a plugin. It takes the request path a
 /// plugin's tool takes (parsing, validation, scopes, result shaping), minus the sandbox.
 pub struct HostTool {
+    /// The tool as a plugin would list it.
     pub tool: wit_tools::Tool,
     /// The name scopes and logs know its owner by, as a plugin's name.
     pub owner: &'static str,
+    /// What runs it.
     pub run: HostFn,
 }
 
@@ -61,17 +68,21 @@ pub struct HostTool {
 /// its prefix and per-tool policy from there, and a reload compares it to the new one.
 #[derive(Clone)]
 pub struct Loaded {
+    /// The loaded plugin.
     pub plugin: Arc<Plugin>,
+    /// Its configuration: prefix and per-tool policy.
     pub config: PluginConfig,
 }
 
 /// Every plugin and everything they serve.
 pub struct Catalog {
+    /// The plugins served, in the configuration's order.
     pub plugins: Vec<Arc<Plugin>>,
     /// Sorted by public name.
     tools: Vec<CatalogTool>,
     /// Sorted by public name.
     prompts: Vec<CatalogPrompt>,
+    /// Where each resource URI is read from.
     pub resources: ResourceRoutes,
 }
 

@@ -9,7 +9,9 @@ use crate::runtime::bindings::prompts;
 
 /// A prompt under its public name.
 pub struct CatalogPrompt {
+    /// The name clients see: the plugin's prefix and the prompt's own name.
     pub public_name: String,
+    /// The plugin that serves it.
     pub plugin: Arc<Plugin>,
     /// The plugin's description of it; `name` is the plugin's own name.
     pub prompt: prompts::Prompt,

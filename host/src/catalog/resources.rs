@@ -18,8 +18,11 @@ use crate::runtime::bindings::resources;
 
 /// A resource template and the plugin that answers it.
 pub struct CatalogTemplate {
+    /// The plugin that serves it.
     pub plugin: Arc<Plugin>,
+    /// The template as the plugin listed it.
     pub template: resources::ResourceTemplate,
+    /// The template, parsed for matching URIs.
     pub parsed: UriTemplate,
 }
 

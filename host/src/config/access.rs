@@ -12,6 +12,7 @@ pub const ALL: &str = "all";
 /// The plugins and tools a client may see and call.
 #[derive(Debug, Clone)]
 pub struct Scope {
+    /// The scope's name in the configuration (`[auth.scopes.NAME]`), for logs.
     pub name: String,
     /// As configured, to tell whether a new configuration changed it.
     entries: Vec<String>,
@@ -95,6 +96,7 @@ impl Scope {
 pub struct Identity {
     /// The token's name over HTTP with tokens, `stdio` over stdio, else `anonymous`.
     pub client: Arc<str>,
+    /// What the client may see and call.
     pub scope: Arc<Scope>,
     /// Whether the identity was proven by a token.
     pub authenticated: bool,
@@ -114,8 +116,11 @@ impl Identity {
 /// A bearer token, kept only as its SHA-256.
 #[derive(Debug, Clone)]
 pub struct Token {
+    /// The token's name: the client's name in logs, limits and the audit log.
     pub name: String,
+    /// SHA-256 of the token; the token itself is never kept.
     pub sha256: [u8; 32],
+    /// What a client with this token may see and call.
     pub scope: Arc<Scope>,
 }
 

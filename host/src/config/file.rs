@@ -12,13 +12,16 @@ use super::model::{AnnotationOverrides, AuditArguments, DirGrant, RootsAccess};
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
+    /// `[server]`.
     #[serde(default)]
     pub server: ServerSection,
     #[serde(default)]
     /// In the file's order: on a collision, the plugin further down is not served.
     pub plugins: indexmap::IndexMap<String, PluginSection>,
+    /// `[auth]`.
     #[serde(default)]
     pub auth: AuthSection,
+    /// `[audit]`; none: no audit log.
     pub audit: Option<AuditSection>,
 }
 
@@ -31,6 +34,7 @@ pub struct AuthSection {
     /// Named scopes: lists of `PLUGIN` or `PLUGIN/TOOL` globs.
     #[serde(default)]
     pub scopes: BTreeMap<String, Vec<String>>,
+    /// `[[auth.tokens]]`.
     #[serde(default)]
     pub tokens: Vec<TokenSection>,
 }
@@ -87,6 +91,7 @@ pub struct ServerSection {
     pub request_state_key_file: Option<PathBuf>,
     /// How long a client may take to answer input requests, in seconds (default 1800).
     pub request_state_ttl_s: Option<u64>,
+    /// `[server.http]`.
     #[serde(default)]
     pub http: HttpSection,
 }
@@ -133,12 +138,13 @@ pub struct PluginSection {
     /// Host directories the plugin may use.
     #[serde(default)]
     pub dirs: Vec<DirGrant>,
+    /// `[plugins.NAME.limits]`.
     #[serde(default)]
     pub limits: LimitsSection,
     /// Environment variables the plugin sees: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
     pub env: BTreeMap<String, EnvValue>,
-    /// Hosts the plugin may reach over `wasi:http` (see [`HostPattern`]).
+    /// Hosts the plugin may reach over `wasi:http` (see [`HostPattern`](crate::runtime::HostPattern)).
     #[serde(default)]
     pub network: Vec<String>,
     /// Per-tool settings, by the plugin's own tool name.
@@ -152,8 +158,13 @@ pub struct PluginSection {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum EnvValue {
+    /// `NAME = "value"`: the value itself.
     Value(String),
-    FromHost { from_host: String },
+    /// `NAME = { from_host = "VAR" }`: the server's own variable, passed on.
+    FromHost {
+        /// The server's own variable whose value is passed.
+        from_host: String,
+    },
 }
 
 /// `[plugins.NAME.tools.TOOL]`
@@ -168,17 +179,26 @@ pub struct ToolSection {
     pub annotations: AnnotationOverrides,
 }
 
-/// `[plugins.NAME.limits]`; anything left out takes the default of [`Limits`].
+/// `[plugins.NAME.limits]`; anything left out takes the default of [`Limits`](crate::runtime::Limits).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSection {
+    /// Fuel one call may burn.
     pub fuel_per_call: Option<u64>,
+    /// Fuel the plugin's budget regains a second.
     pub fuel_per_second: Option<u64>,
+    /// The most fuel the budget holds.
     pub fuel_burst: Option<u64>,
+    /// Time one call may take, in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// Memory one instance may hold, in MiB.
     pub memory_mib: Option<u64>,
+    /// Bytes one call may return, in KiB.
     pub output_kib: Option<u64>,
+    /// Calls a minute, all clients together.
     pub calls_per_minute: Option<u64>,
+    /// Calls a minute from one client.
     pub calls_per_minute_per_client: Option<u64>,
+    /// Calls running at once.
     pub concurrent_calls: Option<u64>,
 }

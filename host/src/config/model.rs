@@ -16,17 +16,23 @@ pub const DEFAULT_PAGE_SIZE: usize = 50;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuditArguments {
+    /// A SHA-256 of the arguments' JSON: calls can be matched without keeping what was sent.
     #[default]
     Hash,
+    /// The arguments themselves.
     Full,
 }
 
 /// The audit log's settings, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditConfig {
+    /// The log file.
     pub path: PathBuf,
+    /// Size at which the file is rotated.
     pub max_bytes: u64,
+    /// Rotated files kept.
     pub keep: u32,
+    /// How arguments are written.
     pub arguments: AuditArguments,
     /// Serve calls unlogged when the log cannot be written.
     pub fail_open: bool,
@@ -37,6 +43,7 @@ pub struct AuditConfig {
 pub struct RequestStateConfig {
     /// The shared secret's file; `None`: a random key of this process.
     pub key_file: Option<PathBuf>,
+    /// How long a `requestState` stays valid.
     pub ttl: std::time::Duration,
 }
 
@@ -57,13 +64,21 @@ pub(super) const DEFAULT_REQUEST_STATE_TTL_S: u64 = 1800;
 pub struct HttpConfig {
     /// Where to listen; `None` serves stdio.
     pub listen: Option<std::net::SocketAddr>,
+    /// Host names the `Host` header may name besides loopback.
     pub allowed_hosts: Vec<String>,
+    /// Origins browser pages may call from besides loopback pages.
     pub allowed_origins: Vec<String>,
+    /// A session idle this long is forgotten.
     pub session_idle_timeout: std::time::Duration,
+    /// Largest request body.
     pub max_body_bytes: usize,
+    /// Time to send a request's headers, and the longest a connection may idle.
     pub header_timeout: std::time::Duration,
+    /// Time to send a request's body.
     pub body_timeout: std::time::Duration,
+    /// Initialize-based sessions open at once, from all clients.
     pub max_sessions: usize,
+    /// Initialize-based sessions open at once, from one client.
     pub max_sessions_per_client: usize,
 }
 
@@ -89,17 +104,24 @@ impl Default for HttpConfig {
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct AnnotationOverrides {
+    /// A human-readable title for the tool.
     pub title: Option<String>,
+    /// The tool does not change anything.
     pub read_only_hint: Option<bool>,
+    /// The tool may destroy or overwrite data.
     pub destructive_hint: Option<bool>,
+    /// Calling it again with the same arguments changes nothing more.
     pub idempotent_hint: Option<bool>,
+    /// The tool reaches beyond the server (the internet, other systems).
     pub open_world_hint: Option<bool>,
 }
 
 /// The operator's settings for one tool.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ToolPolicy {
+    /// Ask the client's user before each call (elicitation).
     pub confirm: bool,
+    /// Annotations that replace the plugin's own.
     pub annotations: AnnotationOverrides,
 }
 
@@ -130,16 +152,23 @@ impl PluginConfig {
 /// The server's resolved configuration: file and command line together.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// Items per page of every list.
     pub page_size: usize,
+    /// Where compiled plugins are cached; `None`: the default directory.
     pub cache_dir: Option<PathBuf>,
     /// Roots for clients that give none.
     pub roots: Vec<PathBuf>,
     /// Whether plugins and the configuration are reloaded when they change.
     pub watch: bool,
+    /// `[server.http]`.
     pub http: HttpConfig,
+    /// Every plugin to serve, in the file's order.
     pub plugins: Vec<PluginConfig>,
+    /// Tokens and scopes.
     pub access: AccessConfig,
+    /// The audit log, when configured.
     pub audit: Option<AuditConfig>,
+    /// How `requestState` is signed.
     pub request_state: RequestStateConfig,
 }
 

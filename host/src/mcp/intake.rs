@@ -31,9 +31,11 @@ pub enum Accepted {
 /// What taking a batch gives: its responses known at once, and its requests being served.
 #[derive(Default)]
 pub struct BatchAccepted {
+    /// Responses known at once: refusals, and errors for elements that were not messages.
     pub answered: Vec<Value>,
     /// How many of `answered` are about elements that were not JSON-RPC messages.
     pub invalid: usize,
+    /// The requests being served: each one's id and the work that answers it.
     pub replies: Vec<(Value, Reply)>,
 }
 

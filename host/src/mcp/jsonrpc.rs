@@ -2,10 +2,15 @@
 
 use serde_json::{Map, Value, json};
 
+/// Invalid JSON was received.
 pub const PARSE_ERROR: i64 = -32700;
+/// The JSON sent is not a valid request.
 pub const INVALID_REQUEST: i64 = -32600;
+/// The method does not exist, or is not available here.
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// Invalid method parameters.
 pub const INVALID_PARAMS: i64 = -32602;
+/// An internal error of the server.
 pub const INTERNAL_ERROR: i64 = -32603;
 /// MCP: the resource asked for does not exist.
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
@@ -13,12 +18,16 @@ pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
+    /// The JSON-RPC error code.
     pub code: i64,
+    /// What went wrong, for a person.
     pub message: String,
+    /// More about the error, for a program.
     pub data: Option<Value>,
 }
 
 impl RpcError {
+    /// An error with `code` and `message` and no data.
     pub fn new(code: i64, message: impl Into<String>) -> RpcError {
         RpcError {
             code,
@@ -27,6 +36,7 @@ impl RpcError {
         }
     }
 
+    /// `-32602` with `message`.
     pub fn invalid_params(message: impl Into<String>) -> RpcError {
         RpcError::new(INVALID_PARAMS, message)
     }
@@ -41,6 +51,7 @@ impl RpcError {
         )
     }
 
+    /// The error with `data` attached.
     pub fn with_data(mut self, data: Value) -> RpcError {
         self.data = Some(data);
         self
@@ -50,18 +61,27 @@ impl RpcError {
 /// A message from the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
+    /// A request: it gets exactly one response (none if cancelled).
     Request {
+        /// The client's id for it, echoed in the response.
         id: Value,
+        /// What is asked.
         method: String,
+        /// Its parameters (an empty object when the message had none).
         params: Map<String, Value>,
     },
+    /// A notification: no response.
     Notification {
+        /// What happened.
         method: String,
+        /// Its parameters (an empty object when the message had none).
         params: Map<String, Value>,
     },
     /// An answer to a request of ours: its result, or its error object.
     Response {
+        /// The id of our request.
         id: Value,
+        /// Its result, or its error object.
         outcome: Result<Value, Value>,
     },
 }
@@ -153,10 +173,12 @@ pub fn reply(id: &Value, result: Result<Value, RpcError>) -> Value {
     }
 }
 
+/// The success response to request `id`.
 pub fn response(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
+/// The error response to request `id`.
 pub fn error_response(id: &Value, error: &RpcError) -> Value {
     let mut body = json!({ "code": error.code, "message": error.message });
     if let Some(data) = &error.data {
@@ -165,6 +187,7 @@ pub fn error_response(id: &Value, error: &RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": body })
 }
 
+/// A notification: a message that expects no answer.
 pub fn notification(method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "method": method, "params": params })
 }

@@ -34,7 +34,9 @@ pub use stateless::input_round::StateSettings;
 /// Something every session may have to tell its client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
+    /// A list of tools, resources or prompts changed.
     ListChanged(ListKind),
+    /// The resource at this URI changed.
     ResourceUpdated(String),
 }
 
@@ -50,6 +52,7 @@ pub struct ReloadHooks {
 /// or the configuration change; a request keeps the catalog it started with.
 pub struct Server {
     catalog: RwLock<Arc<Catalog>>,
+    /// Items per page of every list.
     pub page_size: usize,
     /// Roots from `--root` and the configuration, for sessions whose client gives none.
     pub roots: Arc<Vec<Root>>,
@@ -69,6 +72,7 @@ pub struct Server {
 }
 
 impl Server {
+    /// The server around `catalog`, with its settings.
     pub fn new(
         catalog: Catalog,
         page_size: usize,
@@ -119,7 +123,7 @@ impl Server {
     }
 
     /// Tells every session about `change`, which `plugin` reported: at most once per interval
-    /// for the same change, and within the plugin's rate (see [`coalesce`]).
+    /// for the same change, and within the plugin's rate (see `coalesce.rs`).
     pub fn announce_from(self: &Arc<Self>, plugin: &Arc<str>, change: Change) {
         match self.coalescer.decide(plugin, &change) {
             coalesce::Decision::Now => self.announce(change),
@@ -145,6 +149,7 @@ impl Server {
         let _ = self.changes.send(change);
     }
 
+    /// Every change from now on: list changes and resource updates, for a session to forward.
     pub fn subscribe_changes(&self) -> broadcast::Receiver<Change> {
         self.changes.subscribe()
     }

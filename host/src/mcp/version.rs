@@ -9,10 +9,15 @@ use std::fmt;
 /// An MCP revision, oldest first (so `<` means older).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProtocolVersion {
+    /// The first revision, with the HTTP+SSE transport.
     V2024_11_05,
+    /// Streamable HTTP, JSON-RPC batches, tool annotations.
     V2025_03_26,
+    /// Structured tool output, elicitation; no more batches.
     V2025_06_18,
+    /// Icons, URL elicitation, tasks.
     V2025_11_25,
+    /// No sessions: every request carries its revision and capabilities.
     V2026_07_28,
 }
 
@@ -39,10 +44,12 @@ impl ProtocolVersion {
         Self::STATELESS.into_iter().find(|v| v.as_str() == s)
     }
 
+    /// Whether the revision has no sessions (2026-07-28).
     pub fn is_stateless(self) -> bool {
         self >= ProtocolVersion::V2026_07_28
     }
 
+    /// The revision as the wire names it: `2025-11-25`.
     pub fn as_str(self) -> &'static str {
         match self {
             ProtocolVersion::V2024_11_05 => "2024-11-05",

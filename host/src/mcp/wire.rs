@@ -284,6 +284,7 @@ fn put_annotations(out: &mut Map<String, Value>, a: Option<&Annotations>, v: V) 
     }
 }
 
+/// The role as MCP names it: `user` or `assistant`.
 pub fn role(r: Role) -> &'static str {
     match r {
         Role::User => "user",

@@ -25,6 +25,7 @@ pub struct Lines<R> {
 }
 
 impl<R: AsyncBufRead + Unpin> Lines<R> {
+    /// Lines of `reader`, each at most `max` bytes.
     pub fn new(reader: R, max: usize) -> Lines<R> {
         Lines {
             reader,

@@ -31,6 +31,7 @@ pub use in_flight::{MAX_IN_FLIGHT, SERVER_BUSY};
 /// A message the server sends on its own (not a response the transport is waiting for).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outgoing {
+    /// The JSON-RPC message.
     pub message: Value,
     /// The id of the client's request it belongs to (its progress, its logs, a request to the
     /// client made while serving it): HTTP sends it on that request's stream.
@@ -40,6 +41,7 @@ pub struct Outgoing {
 /// Where a session's outgoing messages go. Sending is synchronous, so a request's notifications
 /// are in the transport before its response is.
 pub trait Outbox: Send + Sync {
+    /// Queues `outgoing` for the client.
     fn send(&self, outgoing: Outgoing);
 }
 
@@ -50,6 +52,7 @@ impl Outbox for mpsc::UnboundedSender<Outgoing> {
     }
 }
 
+/// One client's conversation with the server: over stdio the process's whole life, over HTTP one `Mcp-Session-Id` (or one stateless request).
 pub struct Session {
     pub(super) server: Arc<Server>,
     outbox: Arc<dyn Outbox>,

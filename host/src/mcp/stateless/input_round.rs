@@ -25,7 +25,9 @@ const MAX_PENDING: usize = 16;
 /// How `requestState` is signed and how long it lasts.
 #[derive(Debug, Clone)]
 pub struct StateSettings {
+    /// The key `requestState` is signed with.
     pub key: StateKey,
+    /// How long a `requestState` stays valid.
     pub ttl: std::time::Duration,
 }
 

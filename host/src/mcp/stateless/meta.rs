@@ -8,11 +8,17 @@ use crate::mcp::plugin_events::{LEVEL_NAMES, parse_level};
 use crate::mcp::version::ProtocolVersion;
 use crate::runtime::bindings::host::LogLevel;
 
+/// `_meta` key: the revision the request is made in.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: what the client can do, per request.
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: who the client is.
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the least important log level the client wants.
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key of results: who the server is.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key: the `subscriptions/listen` request a notification belongs to.
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The HTTP headers did not match the body (or were missing or malformed).
@@ -167,7 +173,9 @@ pub fn unsupported_version(requested: &str) -> RpcError {
 /// Who may cache a result: shared caches only when it is the same for every client.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CacheScope {
+    /// Any cache may keep the result: every client sees the same.
     Public,
+    /// Only the client's own cache may keep it: what it sees depends on its token.
     Private,
 }
 
@@ -210,6 +218,7 @@ pub fn finish_result(method: &str, result: &mut Value, lists: CacheScope) {
     }
 }
 
+/// The server's name and version, as results carry them.
 pub fn server_info() -> Value {
     json!({ "name": "palisade", "title": "Palisade", "version": env!("CARGO_PKG_VERSION") })
 }

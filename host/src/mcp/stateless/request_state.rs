@@ -73,19 +73,25 @@ pub struct RequestState {
 /// Why a `requestState` was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StateError {
+    /// The signature does not match: not a state this server issued.
     #[error("requestState is not one this server issued, or it was altered")]
     Forged,
+    /// Issued longer ago than the configured lifetime.
     #[error("requestState expired; send the request again without it")]
     Expired,
+    /// Issued to another client.
     #[error("requestState was issued to another client")]
     OtherPrincipal,
+    /// Issued for another request (method, target or arguments).
     #[error("requestState belongs to another request (method, name or arguments differ)")]
     OtherRequest,
+    /// Larger than a state may be.
     #[error("requestState is larger than {MAX_STATE_BYTES} bytes")]
     TooLarge,
 }
 
 impl RequestState {
+    /// A key from the shared secret's bytes.
     pub fn new(
         lifetime: Duration,
         principal: &str,

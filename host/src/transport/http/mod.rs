@@ -48,7 +48,9 @@ use streams::{RESUME_WINDOW, STANDALONE, ServerHistory, StreamEvent, StreamId, S
 /// The HTTP server's settings.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
+    /// The address to listen on.
     pub listen: SocketAddr,
+    /// Hosts and origins requests may come with.
     pub allow: AllowList,
     /// A session without requests or open streams for this long is forgotten.
     pub idle_timeout: Duration,
@@ -57,10 +59,12 @@ pub struct HttpOptions {
     /// Time to send a request's headers (and the longest a connection sits idle between
     /// requests), and to send its body.
     pub header_timeout: Duration,
+    /// Time to send a request's body.
     pub body_timeout: Duration,
     /// Initialize-based sessions (Streamable HTTP and HTTP+SSE) open at once, from every
     /// client, and from one client (a token, or an anonymous client's address).
     pub max_sessions: usize,
+    /// Initialize-based sessions open at once from one client.
     pub max_sessions_per_client: usize,
 }
 
