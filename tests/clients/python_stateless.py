@@ -1,10 +1,10 @@
-"""A real MCP 2026-07-28 ("modern", stateless) client against Palisade: the official Python SDK's
+"""A real MCP 2026-07-28 (stateless) client against Palisade: the official Python SDK's
 high-level `mcp.Client` (2.x) in its default `mode="auto"`, which probes `server/discover` and
-falls back to `initialize` only for a server that is not modern.
+falls back to `initialize` only for a server that is not stateless.
 
 Usage:
-  python_modern.py http URL [--no-listen]
-  python_modern.py stdio PALISADE CONFIG CACHE_DIR [--no-listen]
+  python_stateless.py http URL [--no-listen]
+  python_stateless.py stdio PALISADE CONFIG CACHE_DIR [--no-listen]
 
 The server serves plugins/fixtures/conformance under the fixtures' own names (prefix ""); over stdio it is
 started as `PALISADE serve --config CONFIG --cache-dir CACHE_DIR` (live reload on, so that the
@@ -89,7 +89,7 @@ async def run(server: str | StdioServerParameters, listen: bool) -> dict[str, An
     async with Client(
         server,
         mode="auto",
-        client_info=types.Implementation(name="palisade-tests-python-modern", version="1.0.0"),
+        client_info=types.Implementation(name="palisade-tests-python-stateless", version="1.0.0"),
         elicitation_callback=on_elicit,
         sampling_callback=on_sample,
         list_roots_callback=on_roots,

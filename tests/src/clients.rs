@@ -32,12 +32,12 @@ pub fn pyclient_python() -> PathBuf {
     p
 }
 
-/// Runs tests/clients/python_modern.py (the official Python SDK's `mcp.Client` in `mode="auto"`)
+/// Runs tests/clients/python_stateless.py (the official Python SDK's `mcp.Client` in `mode="auto"`)
 /// with `args` (`http URL [--no-listen]` or `stdio PALISADE CONFIG CACHE_DIR [--no-listen]`),
 /// bounded; fails unless it succeeds, adding `context()` (such as the servers' logs) to the
 /// report. Returns the JSON summary it prints last.
-pub fn run_python_modern(args: &[&str], context: &dyn Fn() -> String) -> Value {
-    let script = repo_root().join("tests/clients/python_modern.py");
+pub fn run_python_stateless(args: &[&str], context: &dyn Fn() -> String) -> Value {
+    let script = repo_root().join("tests/clients/python_stateless.py");
     let mut cmd = Command::new(pyclient_python());
     cmd.arg(&script).args(args);
     let out = run_command(&mut cmd, secs(300));
@@ -57,13 +57,13 @@ pub fn run_python_modern(args: &[&str], context: &dyn Fn() -> String) -> Value {
         .unwrap_or_else(|e| panic!("the Python client's summary is not JSON ({e}):\n{out}"))
 }
 
-/// Checks the summary of [`run_python_modern`] against the conformance fixtures: 2026-07-28 with
+/// Checks the summary of [`run_python_stateless`] against the conformance fixtures: 2026-07-28 with
 /// palisade, each input round trip's text, the keys the fixtures ask under, the mirrored header
 /// (ASCII and Base64), the resource, the prompt, progress, and (when `listened`) a tool list
 /// change seen on a `subscriptions/listen` stream.
 #[track_caller]
-pub fn check_python_modern_summary(summary: &Value, listened: bool) {
-    assert_eq!(summary["protocol_version"], MODERN_VERSION, "{summary}");
+pub fn check_python_stateless_summary(summary: &Value, listened: bool) {
+    assert_eq!(summary["protocol_version"], STATELESS_VERSION, "{summary}");
     assert_eq!(summary["server_name"], "palisade", "{summary}");
     assert_eq!(
         summary["simple_text"], "This is a simple text response for testing.",

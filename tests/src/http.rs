@@ -111,7 +111,7 @@ pub fn validate_http_message(version: &str, msg: &Value) -> Result<(), String> {
         (true, false) => validate_against(version, "ServerNotification", msg),
         _ if obj.contains_key("error") => {
             validate_against(version, error_def, msg)?;
-            match modern_error_definition(msg) {
+            match stateless_error_definition(msg) {
                 Some(def) if stateless => validate_against(version, def, msg),
                 _ => Ok(()),
             }

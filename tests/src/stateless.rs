@@ -14,7 +14,7 @@ use crate::*;
 // definition of its method (`CallToolResult`, or `InputRequiredResult` while input is awaited).
 
 /// The stateless revision.
-pub const MODERN_VERSION: &str = "2026-07-28";
+pub const STATELESS_VERSION: &str = "2026-07-28";
 
 /// The HTTP headers do not match the body, or a required one is missing or malformed.
 pub const HEADER_MISMATCH: i64 = -32020;
@@ -32,7 +32,7 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Whether a client message is a request of the stateless revision, as the server tells them
 /// apart: its `params._meta` names a protocol version, or its method exists only there.
-pub fn is_modern_message(msg: &Value) -> bool {
+pub fn is_stateless_message(msg: &Value) -> bool {
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     matches!(method, "server/discover" | "subscriptions/listen")
         || msg
@@ -43,23 +43,23 @@ pub fn is_modern_message(msg: &Value) -> bool {
 }
 
 /// The `_meta` of a stateless request: version 2026-07-28, this client, and `capabilities`.
-pub fn modern_meta(capabilities: &Value) -> Value {
+pub fn stateless_meta(capabilities: &Value) -> Value {
     json!({
-        META_PROTOCOL_VERSION: MODERN_VERSION,
+        META_PROTOCOL_VERSION: STATELESS_VERSION,
         META_CLIENT_INFO: {"name": "palisade-tests", "version": env!("CARGO_PKG_VERSION")},
         META_CLIENT_CAPABILITIES: capabilities,
     })
 }
 
-/// `params` (an object, or `Value::Null` for none) with the `_meta` of [`modern_meta`] added; the
+/// `params` (an object, or `Value::Null` for none) with the `_meta` of [`stateless_meta`] added; the
 /// entries `params` already has in its `_meta` (a progress token, a log level, or a deliberately
 /// wrong version) are kept and win.
-pub fn modern_params(params: Value, capabilities: &Value) -> Value {
+pub fn stateless_params(params: Value, capabilities: &Value) -> Value {
     let mut params = match params {
         Value::Null => json!({}),
         p => p,
     };
-    let mut meta = modern_meta(capabilities);
+    let mut meta = stateless_meta(capabilities);
     if let Some(own) = params.get("_meta").and_then(Value::as_object) {
         for (k, v) in own {
             meta[k] = v.clone();
@@ -69,13 +69,13 @@ pub fn modern_params(params: Value, capabilities: &Value) -> Value {
     params
 }
 
-/// A stateless request message with `id`; see [`modern_params`].
-pub fn modern_message(id: Value, method: &str, params: Value, capabilities: &Value) -> Value {
+/// A stateless request message with `id`; see [`stateless_params`].
+pub fn stateless_message(id: Value, method: &str, params: Value, capabilities: &Value) -> Value {
     json!({
         "jsonrpc": "2.0",
         "id": id,
         "method": method,
-        "params": modern_params(params, capabilities),
+        "params": stateless_params(params, capabilities),
     })
 }
 
@@ -83,10 +83,10 @@ pub fn modern_message(id: Value, method: &str, params: Value, capabilities: &Val
 /// `_meta` names, else 2026-07-28), `Mcp-Method`, and `Mcp-Name` for `tools/call` and
 /// `prompts/get` (the name) and `resources/read` (the URI), as they are (no Base64). The
 /// `Mcp-Param-*` headers of a tool's marked parameters are the caller's to add.
-pub fn modern_headers(message: &Value) -> Vec<(String, String)> {
+pub fn stateless_headers(message: &Value) -> Vec<(String, String)> {
     let version = message["params"]["_meta"][META_PROTOCOL_VERSION]
         .as_str()
-        .unwrap_or(MODERN_VERSION);
+        .unwrap_or(STATELESS_VERSION);
     let method = message["method"].as_str().unwrap_or_default();
     let mut headers = vec![
         ("MCP-Protocol-Version".to_string(), version.to_string()),
@@ -104,7 +104,7 @@ pub fn modern_headers(message: &Value) -> Vec<(String, String)> {
 }
 
 /// The definition a complete result of `method` must satisfy in 2026-07-28.
-pub(crate) fn modern_result_definition(method: &str) -> &'static str {
+pub(crate) fn stateless_result_definition(method: &str) -> &'static str {
     match method {
         "server/discover" => "DiscoverResult",
         "tools/list" => "ListToolsResult",
@@ -121,7 +121,7 @@ pub(crate) fn modern_result_definition(method: &str) -> &'static str {
 }
 
 /// The typed error definition (2026-07-28) of an error response's code, if it has one.
-pub(crate) fn modern_error_definition(msg: &Value) -> Option<&'static str> {
+pub(crate) fn stateless_error_definition(msg: &Value) -> Option<&'static str> {
     match msg["error"]["code"].as_i64()? {
         HEADER_MISMATCH => Some("HeaderMismatchError"),
         MISSING_CLIENT_CAPABILITY => Some("MissingRequiredClientCapabilityError"),
@@ -145,64 +145,68 @@ pub(crate) fn check_result_type(result: &Value) -> Result<(), String> {
 /// -32021, -32022); a result against `JSONRPCResultResponse` and, by its `resultType`, the
 /// method's result definition or `InputRequiredResult` (with `inputRequests` or `requestState`,
 /// and only for `tools/call`, `prompts/get` and `resources/read`).
-pub fn validate_modern_response(method: &str, msg: &Value) -> Result<(), String> {
+pub fn validate_stateless_response(method: &str, msg: &Value) -> Result<(), String> {
     let Some(obj) = msg.as_object() else {
         return Err("not a JSON object".into());
     };
     if obj.contains_key("error") {
         if obj.get("id") == Some(&Value::Null) {
-            return validate_null_id_error(MODERN_VERSION, msg);
+            return validate_null_id_error(STATELESS_VERSION, msg);
         }
-        validate_against(MODERN_VERSION, "JSONRPCErrorResponse", msg)?;
-        if let Some(def) = modern_error_definition(msg) {
-            validate_against(MODERN_VERSION, def, msg)?;
+        validate_against(STATELESS_VERSION, "JSONRPCErrorResponse", msg)?;
+        if let Some(def) = stateless_error_definition(msg) {
+            validate_against(STATELESS_VERSION, def, msg)?;
         }
         return Ok(());
     }
-    validate_against(MODERN_VERSION, "JSONRPCResultResponse", msg)?;
+    validate_against(STATELESS_VERSION, "JSONRPCResultResponse", msg)?;
     let result = &msg["result"];
     check_result_type(result)?;
     if result["resultType"] == "input_required" {
         if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
             return Err(format!("an input_required result for {method}"));
         }
-        validate_against(MODERN_VERSION, "InputRequiredResult", result)?;
+        validate_against(STATELESS_VERSION, "InputRequiredResult", result)?;
         if result.get("inputRequests").is_none() && result.get("requestState").is_none() {
             return Err("an input_required result without inputRequests or requestState".into());
         }
         Ok(())
     } else {
-        validate_against(MODERN_VERSION, modern_result_definition(method), result)
+        validate_against(
+            STATELESS_VERSION,
+            stateless_result_definition(method),
+            result,
+        )
     }
 }
 
 impl Server {
     /// Sends a stateless request with `id` (params get `_meta` declaring `capabilities`, see
-    /// [`modern_params`]); returns the message sent.
-    pub fn send_modern_with_id(
+    /// [`stateless_params`]); returns the message sent.
+    pub fn send_stateless_with_id(
         &mut self,
         id: Value,
         method: &str,
         params: Value,
         capabilities: &Value,
     ) -> Value {
-        let msg = modern_message(id, method, params, capabilities);
+        let msg = stateless_message(id, method, params, capabilities);
         self.send_raw(&msg.to_string());
         msg
     }
 
     /// Sends a stateless request with a fresh numeric id; returns the id.
-    pub fn send_modern(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
+    pub fn send_stateless(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
         let id = json!(self.next_id);
         self.next_id += 1;
-        self.send_modern_with_id(id.clone(), method, params, capabilities);
+        self.send_stateless_with_id(id.clone(), method, params, capabilities);
         id
     }
 
     /// Waits for the response to a stateless request: the first one waits as long as an
     /// `initialize` would (the server may compile every plugin first).
-    pub fn wait_modern_response(&mut self, id: &Value) -> Value {
-        let timeout = if self.negotiated.is_none() && !self.modern_answered {
+    pub fn wait_stateless_response(&mut self, id: &Value) -> Value {
+        let timeout = if self.negotiated.is_none() && !self.stateless_answered {
             startup_timeout()
         } else {
             self.timeout
@@ -211,20 +215,20 @@ impl Server {
     }
 
     /// Sends a stateless request and waits for its response (validated, see
-    /// [`validate_modern_response`]); returns the whole response.
-    pub fn modern(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
-        let id = self.send_modern(method, params, capabilities);
-        let response = self.wait_modern_response(&id);
+    /// [`validate_stateless_response`]); returns the whole response.
+    pub fn stateless(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
+        let id = self.send_stateless(method, params, capabilities);
+        let response = self.wait_stateless_response(&id);
         if response["id"] != id {
             self.fail(format!("the response does not echo id {id}: {response}"));
         }
         response
     }
 
-    /// [`modern`](Self::modern), expecting a result; returns it.
+    /// [`stateless`](Self::stateless), expecting a result; returns it.
     #[track_caller]
-    pub fn modern_result(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
-        let response = self.modern(method, params, capabilities);
+    pub fn stateless_result(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
+        let response = self.stateless(method, params, capabilities);
         self.expect_result(response)
     }
 }
@@ -232,16 +236,16 @@ impl Server {
 impl HttpServer {
     /// A client of the stateless revision: no session, everything it receives validated against
     /// the 2026-07-28 schema.
-    pub fn modern_client(&self) -> HttpClient {
+    pub fn stateless_client(&self) -> HttpClient {
         let mut client = self.client();
-        client.version = MODERN_VERSION.to_string();
+        client.version = STATELESS_VERSION.to_string();
         client
     }
 }
 
 /// The answer to one stateless POST, read to its end.
 #[derive(Debug)]
-pub struct ModernAnswer {
+pub struct StatelessAnswer {
     pub status: u16,
     pub headers: ureq::http::HeaderMap,
     /// The media type of `Content-Type`, lower case, without parameters.
@@ -254,7 +258,7 @@ pub struct ModernAnswer {
     pub sse: bool,
 }
 
-impl ModernAnswer {
+impl StatelessAnswer {
     /// A header's value, if present (as text).
     pub fn header(&self, name: &str) -> Option<String> {
         self.headers
@@ -293,16 +297,21 @@ impl ModernAnswer {
 }
 
 impl HttpClient {
-    /// A stateless request message with a fresh id; see [`modern_params`].
-    pub fn modern_message(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
+    /// A stateless request message with a fresh id; see [`stateless_params`].
+    pub fn stateless_message(
+        &mut self,
+        method: &str,
+        params: Value,
+        capabilities: &Value,
+    ) -> Value {
         let id = self.next_id();
-        modern_message(id, method, params, capabilities)
+        stateless_message(id, method, params, capabilities)
     }
 
-    /// POSTs a stateless request with the headers [`modern_headers`] derives from it, then
+    /// POSTs a stateless request with the headers [`stateless_headers`] derives from it, then
     /// `headers` (they override those; an empty value leaves a header out).
-    pub fn post_modern(&self, message: &Value, headers: &[(&str, &str)]) -> HttpReply {
-        let derived = modern_headers(message);
+    pub fn post_stateless(&self, message: &Value, headers: &[(&str, &str)]) -> HttpReply {
+        let derived = stateless_headers(message);
         let mut all: Vec<(&str, &str)> = derived
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))
@@ -311,14 +320,14 @@ impl HttpClient {
         self.post_raw(message.to_string(), &all)
     }
 
-    /// [`post_modern`](Self::post_modern), then reads the whole answer: a single-line JSON body,
+    /// [`post_stateless`](Self::post_stateless), then reads the whole answer: a single-line JSON body,
     /// or an SSE stream (with `X-Accel-Buffering: no`, events without `id:`, one `data:` line
     /// each) whose last message is the response. The response must echo the request's id and is
-    /// validated against the definition of its method (see [`validate_modern_response`]).
+    /// validated against the definition of its method (see [`validate_stateless_response`]).
     #[track_caller]
-    pub fn modern_exchange(&self, message: &Value, headers: &[(&str, &str)]) -> ModernAnswer {
+    pub fn stateless_exchange(&self, message: &Value, headers: &[(&str, &str)]) -> StatelessAnswer {
         let method = message["method"].as_str().unwrap_or_default().to_string();
-        let reply = self.post_modern(message, headers);
+        let reply = self.post_stateless(message, headers);
         let (status, response_headers) = (reply.status, reply.headers.clone());
         let content_type = reply.content_type();
         let (response, before, sse) = if status == 202 {
@@ -367,7 +376,7 @@ impl HttpClient {
             (msg, Vec::new(), false)
         };
         if !response.is_null() {
-            if let Err(e) = validate_modern_response(&method, &response) {
+            if let Err(e) = validate_stateless_response(&method, &response) {
                 panic!(
                     "the response to {method} fails the 2026-07-28 schema: {e}\nresponse: {response}"
                 );
@@ -378,7 +387,7 @@ impl HttpClient {
                 "the response must echo the request's id: {response}"
             );
         }
-        ModernAnswer {
+        StatelessAnswer {
             status,
             headers: response_headers,
             content_type,
@@ -391,9 +400,9 @@ impl HttpClient {
     /// Sends a stateless request with the standard headers; expects `200` and a result (JSON or
     /// SSE); returns the result.
     #[track_caller]
-    pub fn modern_result(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
-        let message = self.modern_message(method, params, capabilities);
-        self.modern_exchange(&message, &[]).result()
+    pub fn stateless_result(&mut self, method: &str, params: Value, capabilities: &Value) -> Value {
+        let message = self.stateless_message(method, params, capabilities);
+        self.stateless_exchange(&message, &[]).result()
     }
 }
 

@@ -163,8 +163,8 @@ impl ServerBuilder {
             pending: HashMap::new(),
             version: LATEST_VERSION.to_string(),
             negotiated: None,
-            modern_used: false,
-            modern_answered: false,
+            stateless_used: false,
+            stateless_answered: false,
             inbox: VecDeque::new(),
             notifications: Vec::new(),
             timeout: default_timeout(),
@@ -189,10 +189,10 @@ pub struct Server {
     pub(crate) version: String,
     pub(crate) negotiated: Option<String>,
     /// Whether a request of the stateless revision (2026-07-28) was sent.
-    pub(crate) modern_used: bool,
+    pub(crate) stateless_used: bool,
     /// Whether a request of the stateless revision was answered (the first may wait for the
     /// plugins to load).
-    pub(crate) modern_answered: bool,
+    pub(crate) stateless_answered: bool,
     /// Validated messages received but not consumed yet.
     pub(crate) inbox: VecDeque<Value>,
     /// Notifications that arrived while waiting for a response.
@@ -296,9 +296,9 @@ impl Server {
             if let (Some(id), Some(Value::String(method))) = (m.get("id"), m.get("method"))
                 && (id.is_string() || id.is_i64() || id.is_u64())
             {
-                let modern = is_modern_message(m);
-                self.modern_used |= modern;
-                self.pending.insert(id_key(id), (method.clone(), modern));
+                let stateless = is_stateless_message(m);
+                self.stateless_used |= stateless;
+                self.pending.insert(id_key(id), (method.clone(), stateless));
             }
         }
         self.record("->", &String::from_utf8_lossy(line));
@@ -504,13 +504,13 @@ impl Server {
             && let Some((method, true)) = self.pending.get(&id_key(id)).cloned()
         {
             self.pending.remove(&id_key(id));
-            self.modern_answered = true;
-            return validate_modern_response(&method, msg)
+            self.stateless_answered = true;
+            return validate_stateless_response(&method, msg)
                 .map_err(|e| format!("response to {method} (2026-07-28): {e}"));
         }
         if obj.contains_key("method") {
             if obj.contains_key("id") {
-                if self.modern_only() {
+                if self.stateless_only() {
                     return Err(
                         "the server sent a request, but no initialize-based session exists: in \
                          2026-07-28 a server asks through input_required results"
@@ -521,20 +521,20 @@ impl Server {
                 validate_against(&version, "JSONRPCRequest", msg)?;
                 return validate_against(&version, "ServerRequest", msg);
             }
-            let modern = || {
-                validate_against(MODERN_VERSION, "JSONRPCNotification", msg)?;
-                validate_against(MODERN_VERSION, "ServerNotification", msg)
+            let stateless = || {
+                validate_against(STATELESS_VERSION, "JSONRPCNotification", msg)?;
+                validate_against(STATELESS_VERSION, "ServerNotification", msg)
             };
-            if self.modern_only() {
-                return modern().map_err(|e| format!("(2026-07-28) {e}"));
+            if self.stateless_only() {
+                return stateless().map_err(|e| format!("(2026-07-28) {e}"));
             }
-            let legacy = validate_against(&version, "JSONRPCMessage", msg)
+            let with_sessions = validate_against(&version, "JSONRPCMessage", msg)
                 .and_then(|()| validate_against(&version, "JSONRPCNotification", msg))
                 .and_then(|()| validate_against(&version, "ServerNotification", msg));
-            // Beside a legacy session, a notification may belong to a stateless request.
-            match legacy {
-                Err(e) if self.modern_used => {
-                    modern().map_err(|m| format!("{e}; and under 2026-07-28: {m}"))
+            // Beside a session, a notification may belong to a stateless request.
+            match with_sessions {
+                Err(e) if self.stateless_used => {
+                    stateless().map_err(|m| format!("{e}; and under 2026-07-28: {m}"))
                 }
                 other => other,
             }
@@ -575,14 +575,14 @@ impl Server {
     }
 
     /// Whether only requests of the stateless revision were sent: no `initialize` (answered or
-    /// not), so nothing the server sends may belong to a legacy session.
-    pub(crate) fn modern_only(&self) -> bool {
-        self.modern_used
+    /// not), so nothing the server sends may belong to a session.
+    pub(crate) fn stateless_only(&self) -> bool {
+        self.stateless_used
             && self.negotiated.is_none()
             && !self
                 .pending
                 .values()
-                .any(|(m, modern)| m == "initialize" && !modern)
+                .any(|(m, stateless)| m == "initialize" && !stateless)
     }
 
     pub(crate) fn is_response_to(msg: &Value, id: &Value) -> bool {

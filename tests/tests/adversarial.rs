@@ -750,7 +750,7 @@ fn a_token_sees_and_calls_only_its_scope() {
 }
 
 #[test]
-fn the_legacy_transport_needs_a_token_too() {
+fn the_sse_2024_transport_needs_a_token_too() {
     let layout = Layout::new();
     let server = http_server_with_tokens(&layout);
     let (status, text) = raw_http(

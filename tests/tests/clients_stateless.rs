@@ -1,5 +1,5 @@
 //! Real clients of MCP 2026-07-28 (the stateless revision) against the real binary serving the
-//! conformance fixtures: the official Python SDK's `mcp.Client` (tests/clients/python_modern.py,
+//! conformance fixtures: the official Python SDK's `mcp.Client` (tests/clients/python_stateless.py,
 //! which asserts each step and prints a summary) and the MCP Inspector's CLI with
 //! `--protocol-era modern`, each over stdio and over Streamable HTTP.
 
@@ -20,10 +20,10 @@ fn official_python_sdk_speaks_2026_07_28_over_stdio() {
     let palisade = path_str(&palisade_bin());
     let config = conformance_toml();
     let cache_dir = path_str(cache.as_path());
-    let summary = run_python_modern(&["stdio", &palisade, &config, &cache_dir], &|| {
+    let summary = run_python_stateless(&["stdio", &palisade, &config, &cache_dir], &|| {
         "(the server ran as the client's subprocess)".to_string()
     });
-    check_python_modern_summary(&summary, true);
+    check_python_stateless_summary(&summary, true);
 }
 
 /// Proves: the same over Streamable HTTP, where `Mcp-Param-Region` mirrors the argument (in Base64
@@ -32,13 +32,18 @@ fn official_python_sdk_speaks_2026_07_28_over_stdio() {
 fn official_python_sdk_speaks_2026_07_28_over_http() {
     // Live reload on: the tool list change of the listen check is relisted.
     let server = HttpServer::start(&["--config", &conformance_toml()]);
-    let summary = run_python_modern(&["http", &server.url], &|| server.stderr());
-    check_python_modern_summary(&summary, true);
+    let summary = run_python_stateless(&["http", &server.url], &|| server.stderr());
+    check_python_stateless_summary(&summary, true);
 }
 
-/// Runs the Inspector's CLI, era `modern`, with `target` (a URL, or nothing for stdio) and
-/// `method_args`, and for stdio the server command after `--`; returns its JSON output.
-fn inspector_modern(target: Option<&str>, method_args: &[&str], stdio_server: &[String]) -> Value {
+/// Runs the Inspector's CLI in its stateless era (`--protocol-era modern`) with `target` (a URL,
+/// or nothing for stdio) and `method_args`, and for stdio the server command after `--`; returns
+/// its JSON output.
+fn inspector_stateless(
+    target: Option<&str>,
+    method_args: &[&str],
+    stdio_server: &[String],
+) -> Value {
     let mut cmd = inspector_command();
     cmd.arg("--cli");
     // The target first: --tool-arg takes every value after it.
@@ -60,7 +65,7 @@ fn inspector_modern(target: Option<&str>, method_args: &[&str], stdio_server: &[
 
 /// The Inspector's checks, against one way of reaching the server.
 fn inspector_lists_and_calls(target: Option<&str>, stdio_server: &[String]) {
-    let listed = inspector_modern(target, &["--method", "tools/list"], stdio_server);
+    let listed = inspector_stateless(target, &["--method", "tools/list"], stdio_server);
     let names: Vec<&str> = listed["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("a tools array: {listed}"))
@@ -70,7 +75,7 @@ fn inspector_lists_and_calls(target: Option<&str>, stdio_server: &[String]) {
     for fixture in ["test_simple_text", "test_custom_header"] {
         assert!(names.contains(&fixture), "{fixture} in {names:?}");
     }
-    let called = inspector_modern(
+    let called = inspector_stateless(
         target,
         &["--method", "tools/call", "--tool-name", "test_simple_text"],
         stdio_server,
@@ -80,7 +85,7 @@ fn inspector_lists_and_calls(target: Option<&str>, stdio_server: &[String]) {
         "{called}"
     );
     assert_ne!(called["isError"], json!(true), "{called}");
-    let called = inspector_modern(
+    let called = inspector_stateless(
         target,
         &[
             "--method",
@@ -95,18 +100,19 @@ fn inspector_lists_and_calls(target: Option<&str>, stdio_server: &[String]) {
     assert_eq!(called["content"][0]["text"], "Region: eu-west1", "{called}");
 }
 
-/// Proves: the MCP Inspector's CLI in its modern era (which discovers, opens
-/// `subscriptions/listen` and waits for its acknowledgment before anything else, then lists before
-/// calling and mirrors `x-mcp-header` parameters) lists and calls tools over Streamable HTTP.
+/// Proves: the MCP Inspector's CLI in its stateless era (`--protocol-era modern`, which discovers,
+/// opens `subscriptions/listen` and waits for its acknowledgment before anything else, then lists
+/// before calling and mirrors `x-mcp-header` parameters) lists and calls tools over Streamable
+/// HTTP.
 #[test]
-fn mcp_inspector_cli_modern_era_over_http() {
+fn mcp_inspector_cli_stateless_over_http() {
     let server = HttpServer::start(&["--config", &conformance_toml()]);
     inspector_lists_and_calls(Some(&server.url), &[]);
 }
 
 /// Proves: the same over stdio, the Inspector starting the server itself.
 #[test]
-fn mcp_inspector_cli_modern_era_over_stdio() {
+fn mcp_inspector_cli_stateless_over_stdio() {
     let cache = shared_cache_dir();
     let server = vec![
         path_str(&palisade_bin()),

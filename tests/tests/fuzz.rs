@@ -63,7 +63,7 @@ mod oracle {
         Request {
             id: Value,
             method: String,
-            modern: bool,
+            stateless: bool,
         },
         Notification,
         Response,
@@ -98,7 +98,7 @@ mod oracle {
                 Some(id) => Kind::Request {
                     id: id.clone(),
                     method: method.clone(),
-                    modern: is_modern(method, object.get("params")),
+                    stateless: is_stateless(method, object.get("params")),
                 },
                 None => Kind::Notification,
             },
@@ -114,7 +114,7 @@ mod oracle {
 
     /// A request of the stateless revision: it names its version in `_meta`, or calls a method
     /// only that revision has.
-    fn is_modern(method: &str, params: Option<&Value>) -> bool {
+    fn is_stateless(method: &str, params: Option<&Value>) -> bool {
         matches!(method, "server/discover" | "subscriptions/listen")
             || params
                 .and_then(|p| p.get("_meta"))
@@ -177,9 +177,11 @@ mod oracle {
                 id,
             },
             Kind::Notification | Kind::Response => Expect::Nothing,
-            Kind::Request { id, method, modern } => {
-                answer(id, &method, modern, meta_version(message))
-            }
+            Kind::Request {
+                id,
+                method,
+                stateless,
+            } => answer(id, &method, stateless, meta_version(message)),
         }
     }
 
@@ -188,17 +190,17 @@ mod oracle {
     pub const UNKNOWN_UNDER_OTHER_VERSION: &[i64] =
         &[METHOD_NOT_FOUND, INVALID_PARAMS, -32020, -32021, -32022];
 
-    /// The answer to a request for `method`. A stateless request (`modern`) names its version
+    /// The answer to a request for `method`. A stateless request (`stateless`) names its version
     /// in `_meta`, or over HTTP in the header (`requested`).
-    pub fn answer(id: Value, method: &str, modern: bool, requested: Option<&str>) -> Expect {
-        let (methods, codes): (&[&str], _) = if modern {
+    pub fn answer(id: Value, method: &str, stateless: bool, requested: Option<&str>) -> Expect {
+        let (methods, codes): (&[&str], _) = if stateless {
             (&STATELESS_METHODS, STATELESS_CODES)
         } else {
             (&SESSION_METHODS, SESSION_CODES)
         };
         if methods.contains(&method) {
             Expect::Answer { id, codes }
-        } else if !modern || requested == Some("2026-07-28") {
+        } else if !stateless || requested == Some("2026-07-28") {
             Expect::Error {
                 code: METHOD_NOT_FOUND,
                 id,
@@ -374,7 +376,7 @@ mod generate {
     }
 
     /// `params` for `method`: often plausible, sometimes anything.
-    fn params(rng: &mut Rng, method: &str, modern: bool) -> Option<Value> {
+    fn params(rng: &mut Rng, method: &str, stateless: bool) -> Option<Value> {
         let mut params = match (method, rng.below(4)) {
             (_, 0) => object(rng, 2),
             ("tools/call", _) => json!({
@@ -396,7 +398,7 @@ mod generate {
             (_, 1) => json!({ "cursor": *rng.pick(STRINGS) }),
             _ => json!({}),
         };
-        if modern && rng.chance(90) {
+        if stateless && rng.chance(90) {
             let version = if rng.chance(85) {
                 json!("2026-07-28")
             } else {
@@ -419,10 +421,10 @@ mod generate {
     }
 
     /// A request, notification or response, mostly well-formed.
-    pub fn message(rng: &mut Rng, ids: &mut Ids, modern_share: u64) -> Value {
-        let modern = rng.chance(modern_share);
+    pub fn message(rng: &mut Rng, ids: &mut Ids, stateless_share: u64) -> Value {
+        let stateless = rng.chance(stateless_share);
         // Not `subscriptions/listen`: it is answered only when cancelled.
-        let methods: Vec<&str> = if modern {
+        let methods: Vec<&str> = if stateless {
             STATELESS_METHODS
                 .into_iter()
                 .filter(|m| *m != "subscriptions/listen")
@@ -456,7 +458,7 @@ mod generate {
             _ => message["id"] = ids.any(rng),
         }
         if message.get("method").is_some()
-            && let Some(params) = params(rng, method, modern)
+            && let Some(params) = params(rng, method, stateless)
         {
             message["params"] = params;
         }
@@ -476,21 +478,21 @@ mod generate {
 
     /// The text of one message to send: a generated message, a batch, a value that is no
     /// message, or a message's text mutated at the byte level. Never contains a newline.
-    pub fn text(rng: &mut Rng, ids: &mut Ids, batches: bool, modern_share: u64) -> Vec<u8> {
+    pub fn text(rng: &mut Rng, ids: &mut Ids, batches: bool, stateless_share: u64) -> Vec<u8> {
         let value = match rng.below(20) {
             0 => value(rng, 3),
             1 | 2 if batches => Value::Array(
                 (0..rng.below(6))
                     .map(|_| {
                         if rng.chance(85) {
-                            message(rng, ids, modern_share)
+                            message(rng, ids, stateless_share)
                         } else {
                             value(rng, 1)
                         }
                     })
                     .collect(),
             ),
-            _ => message(rng, ids, modern_share),
+            _ => message(rng, ids, stateless_share),
         };
         let mut bytes = serde_json::to_vec(&value).unwrap();
         if rng.chance(12) {
@@ -831,9 +833,12 @@ fn session_statuses(expect: &Expect, value: Option<&Value>) -> &'static [u16] {
             }
         )
     };
-    let modern = matches!(
+    let stateless = matches!(
         oracle::kind(value),
-        oracle::Kind::Request { modern: true, .. }
+        oracle::Kind::Request {
+            stateless: true,
+            ..
+        }
     );
     match expect {
         Expect::Nothing => &[202],
@@ -843,8 +848,8 @@ fn session_statuses(expect: &Expect, value: Option<&Value>) -> &'static [u16] {
         Expect::Error {
             code: METHOD_NOT_FOUND,
             ..
-        } if modern => &[404],
-        Expect::Answer { .. } if modern => &[200, 400, 404],
+        } if stateless => &[404],
+        Expect::Answer { .. } if stateless => &[200, 400, 404],
         _ => &[200],
     }
 }
@@ -877,10 +882,16 @@ fn http_session_answers_every_post_as_json_rpc_says() {
             http.fail(format!("POST {n} (HTTP {status}): {why}"));
         }
         let allowed = session_statuses(&expect, value.as_ref());
-        let modern = value
-            .as_ref()
-            .is_some_and(|v| matches!(oracle::kind(v), oracle::Kind::Request { modern: true, .. }));
-        if !allowed.contains(&status) || (modern && !stateless_status_fits(status, &got)) {
+        let stateless = value.as_ref().is_some_and(|v| {
+            matches!(
+                oracle::kind(v),
+                oracle::Kind::Request {
+                    stateless: true,
+                    ..
+                }
+            )
+        });
+        if !allowed.contains(&status) || (stateless && !stateless_status_fits(status, &got)) {
             http.fail(format!(
                 "POST {n}: HTTP {status}, expected one of {allowed:?}\nsent: {sent}\ngot: {got:?}"
             ));
@@ -906,7 +917,7 @@ fn http_stateless_answers_every_post_as_json_rpc_says() {
         let value: Option<Value> = serde_json::from_slice(&bytes).ok();
         // The headers a stateless request carries, mirrored from the body, now and then wrong.
         let mut headers: Vec<(String, String)> = match &value {
-            Some(message) if message.is_object() => modern_headers(message),
+            Some(message) if message.is_object() => stateless_headers(message),
             _ => Vec::new(),
         };
         // A value no HTTP header can carry would not leave the client.
@@ -971,7 +982,7 @@ fn http_stateless_answers_every_post_as_json_rpc_says() {
         *counts.entry(label(&expect)).or_default() += 1;
     }
     eprintln!("HTTP stateless: {counts:?}");
-    let discover = modern_message(json!("after"), "server/discover", json!({}), &json!({}));
+    let discover = stateless_message(json!("after"), "server/discover", json!({}), &json!({}));
     let (status, got) = http_answer(post_stateless(&client, &discover), "2026-07-28");
     assert_eq!(status, 200, "{got:?}");
     assert!(got[0]["result"].is_object(), "{got:?}");
@@ -987,7 +998,7 @@ fn as_pairs(headers: &[(String, String)]) -> Vec<(&str, &str)> {
 
 /// POSTs a stateless request with the headers its body calls for.
 fn post_stateless(client: &HttpClient, message: &Value) -> HttpReply {
-    let headers = modern_headers(message);
+    let headers = stateless_headers(message);
     client.post_with(message, &as_pairs(&headers))
 }
 
@@ -1030,7 +1041,7 @@ fn drop_mid_call(url: &str, session: Option<&str>, n: usize) {
             client.post(&call)
         }
         None => {
-            let call = modern_message(
+            let call = stateless_message(
                 json!(n),
                 "tools/call",
                 json!({ "name": "misbehave_progress", "arguments": arguments,
@@ -1130,7 +1141,7 @@ fn stateless_resource_listing_waits_for_nothing() {
     let http = HttpServer::start(&["--config", &path_str(&config)]);
     let client = http.client();
     let post = |params: Value| {
-        let message = modern_message(json!("list"), "resources/list", params, &json!({}));
+        let message = stateless_message(json!("list"), "resources/list", params, &json!({}));
         http_answer(post_stateless(&client, &message), "2026-07-28")
     };
     let (status, got) = post(json!({}));

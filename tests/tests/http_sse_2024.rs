@@ -8,12 +8,12 @@ use palisade_tests::*;
 use serde_json::{Value, json};
 
 /// The event stream of `GET /sse`, read line by line: `(event type, data)` per event.
-struct LegacyStream {
+struct Sse2024Stream {
     lines: std::io::Lines<BufReader<Box<dyn Read + Send>>>,
 }
 
-impl LegacyStream {
-    fn open(server: &HttpServer, headers: &[(&str, &str)]) -> Result<LegacyStream, u16> {
+impl Sse2024Stream {
+    fn open(server: &HttpServer, headers: &[(&str, &str)]) -> Result<Sse2024Stream, u16> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_per_read(Some(default_timeout()))
@@ -30,7 +30,7 @@ impl LegacyStream {
             return Err(response.status().as_u16());
         }
         let reader: Box<dyn Read + Send> = Box::new(response.into_body().into_reader());
-        Ok(LegacyStream {
+        Ok(Sse2024Stream {
             lines: BufReader::new(reader).lines(),
         })
     }
@@ -76,7 +76,7 @@ fn post(server: &HttpServer, endpoint: &str, message: Value) -> u16 {
 #[test]
 fn an_old_client_talks_through_sse_and_posted_messages() {
     let server = HttpServer::start(&["--no-watch", "--plugin", &plugin_arg("hello")]);
-    let mut stream = LegacyStream::open(&server, &[]).expect("GET /sse");
+    let mut stream = Sse2024Stream::open(&server, &[]).expect("GET /sse");
     let (event, endpoint) = stream.next_event();
     assert_eq!(event, "endpoint");
     assert!(endpoint.starts_with("/messages?sessionId="), "{endpoint}");
@@ -130,10 +130,10 @@ fn an_old_client_talks_through_sse_and_posted_messages() {
 }
 
 #[test]
-fn the_legacy_transport_has_the_same_guards() {
+fn the_sse_2024_transport_has_the_same_guards() {
     let server = HttpServer::start(&["--no-watch", "--plugin", &plugin_arg("hello")]);
     assert_eq!(
-        LegacyStream::open(&server, &[("Origin", "https://evil.example")]).err(),
+        Sse2024Stream::open(&server, &[("Origin", "https://evil.example")]).err(),
         Some(403)
     );
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});

@@ -255,12 +255,12 @@ fn fuel_limit_stops_a_long_call(plugin: &str) {
 /// Proves: a tool call over the stateless 2026-07-28 revision reaches these plugins too.
 fn answers_stateless_requests(plugin: &str) {
     let (mut s, _dir) = textkit(plugin, "");
-    let id = s.send_modern(
+    let id = s.send_stateless(
         "tools/call",
         json!({"name": format!("{plugin}_greet"), "arguments": {"name": "Grace"}}),
         &json!({}),
     );
-    let r = s.wait_modern_response(&id);
+    let r = s.wait_stateless_response(&id);
     assert_eq!(r["result"]["content"][0]["text"], "Hello, Grace!", "{r}");
 }
 

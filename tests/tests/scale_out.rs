@@ -255,29 +255,29 @@ const TOOL: &str = "test_input_required_result_elicitation";
 /// `n` round trips (a call, then its retry with the answer and the state) through `nginx`.
 fn round_trips(nginx: &Nginx, n: usize) -> Vec<Trip> {
     let mut c = HttpClient::new(&nginx.url);
-    c.version = MODERN_VERSION.to_string();
-    let upstream = |answer: &ModernAnswer| {
+    c.version = STATELESS_VERSION.to_string();
+    let upstream = |answer: &StatelessAnswer| {
         answer
             .header("x-upstream")
             .unwrap_or_else(|| panic!("no X-Upstream from nginx: {answer:?}"))
     };
     (0..n)
         .map(|_| {
-            let call = c.modern_message(
+            let call = c.stateless_message(
                 "tools/call",
                 json!({"name": TOOL, "arguments": {}}),
                 &caps(),
             );
-            let first = c.modern_exchange(&call, &[]);
+            let first = c.stateless_exchange(&call, &[]);
             let asked = first.result();
             assert_eq!(asked["resultType"], "input_required", "{asked}");
-            let retry = c.modern_message(
+            let retry = c.stateless_message(
                 "tools/call",
                 json!({"name": TOOL, "arguments": {}, "requestState": asked["requestState"],
                        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Alice"}}}}),
                 &caps(),
             );
-            let second = c.modern_exchange(&retry, &[]);
+            let second = c.stateless_exchange(&retry, &[]);
             let outcome = match second.response.get("result") {
                 Some(result) => Ok(tool_text(result)),
                 None => Err(error_code(&second.response)
@@ -327,10 +327,10 @@ fn a_shared_key_lets_any_process_finish_a_round_trip() {
     );
 
     let before = nginx.access_log_upstreams().len();
-    let summary = run_python_modern(&["http", &nginx.url, "--no-listen"], &|| {
+    let summary = run_python_stateless(&["http", &nginx.url, "--no-listen"], &|| {
         format!("{}\n{}", servers(), nginx.logs())
     });
-    check_python_modern_summary(&summary, false);
+    check_python_stateless_summary(&summary, false);
     let upstreams = nginx.access_log_upstreams();
     let python: BTreeSet<&str> = upstreams[before..].iter().map(String::as_str).collect();
     for server in [&a.addr, &b.addr] {
@@ -365,17 +365,17 @@ fn without_a_shared_key_a_round_trip_fails_across_processes() {
         "no round trip crossed the two servers (is the balancer round robin?): {trips:?}"
     );
 
-    let (mut ca, mut cb) = (a.modern_client(), b.modern_client());
-    let asked = ca.modern_result(
+    let (mut ca, mut cb) = (a.stateless_client(), b.stateless_client());
+    let asked = ca.stateless_result(
         "tools/call",
         json!({"name": TOOL, "arguments": {}}),
         &caps(),
     );
     let retry = json!({"name": TOOL, "arguments": {}, "requestState": asked["requestState"],
                        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Alice"}}}});
-    let msg = cb.modern_message("tools/call", retry.clone(), &caps());
-    let refused = cb.modern_exchange(&msg, &[]);
+    let msg = cb.stateless_message("tools/call", retry.clone(), &caps());
+    let refused = cb.stateless_exchange(&msg, &[]);
     expect_error_code(&refused.response, INVALID_PARAMS);
-    let done = ca.modern_result("tools/call", retry, &caps());
+    let done = ca.stateless_result("tools/call", retry, &caps());
     assert_eq!(tool_text(&done), "Hello, Alice!");
 }

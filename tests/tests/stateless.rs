@@ -101,7 +101,7 @@ impl Wire {
 
     fn http(args: &[&str]) -> Wire {
         let server = HttpServer::start(args);
-        let client = server.modern_client();
+        let client = server.stateless_client();
         Wire::Http {
             _server: server,
             client,
@@ -140,14 +140,14 @@ impl Wire {
         match self {
             Wire::Stdio(s) => Reply {
                 status: None,
-                response: s.modern(method, params, caps),
+                response: s.stateless(method, params, caps),
                 before: Vec::new(),
                 sse: false,
                 session_header: None,
             },
             Wire::Http { client, .. } => {
-                let message = client.modern_message(method, params, caps);
-                let answer = client.modern_exchange(&message, headers);
+                let message = client.stateless_message(method, params, caps);
+                let answer = client.stateless_exchange(&message, headers);
                 let session_header = answer.header("mcp-session-id");
                 Reply {
                     status: Some(answer.status),
@@ -255,7 +255,11 @@ fn discover_describes_the_server_on_both_transports() {
         let r = reply.result();
         let on = wire.name();
         assert_eq!(r["resultType"], "complete", "{on}: {r}");
-        assert_eq!(r["supportedVersions"], json!([MODERN_VERSION]), "{on}: {r}");
+        assert_eq!(
+            r["supportedVersions"],
+            json!([STATELESS_VERSION]),
+            "{on}: {r}"
+        );
         assert_eq!(r["capabilities"]["tools"]["listChanged"], true, "{on}: {r}");
         for served in ["prompts", "resources"] {
             assert!(r["capabilities"][served].is_object(), "{on}: {served}: {r}");
@@ -368,7 +372,7 @@ fn every_result_says_its_type_server_and_cache_hints() {
     }
 }
 
-/// Proves: the methods 2026-07-28 removed (`initialize` with a modern `_meta`, `ping`,
+/// Proves: the methods 2026-07-28 removed (`initialize` with a stateless `_meta`, `ping`,
 /// `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe`) and unknown ones are
 /// -32601, HTTP 404, with the request's id.
 #[test]
@@ -423,11 +427,11 @@ fn stdio_checks_meta_then_version() {
         ),
         (
             "no-capabilities",
-            json!({"_meta": {META_PROTOCOL_VERSION: MODERN_VERSION}}),
+            json!({"_meta": {META_PROTOCOL_VERSION: STATELESS_VERSION}}),
         ),
         (
             "capabilities-not-an-object",
-            json!({"_meta": {META_PROTOCOL_VERSION: MODERN_VERSION, META_CLIENT_CAPABILITIES: []}}),
+            json!({"_meta": {META_PROTOCOL_VERSION: STATELESS_VERSION, META_CLIENT_CAPABILITIES: []}}),
         ),
     ];
     for (id, params) in meta_cases {
@@ -435,26 +439,26 @@ fn stdio_checks_meta_then_version() {
         let msg =
             json!({"jsonrpc": "2.0", "id": id, "method": "server/discover", "params": params});
         s.send_raw(&msg.to_string());
-        let response = s.wait_modern_response(&json!(id));
+        let response = s.wait_stateless_response(&json!(id));
         expect_error_code(&response, INVALID_PARAMS);
     }
     for requested in ["v999", "2025-11-25"] {
         let id = format!("version-{requested}");
-        s.send_modern_with_id(
+        s.send_stateless_with_id(
             json!(id.clone()),
             "tools/list",
             json!({"_meta": {META_PROTOCOL_VERSION: requested}}),
             &no_caps(),
         );
-        let response = s.wait_modern_response(&json!(id));
+        let response = s.wait_stateless_response(&json!(id));
         let error = expect_error_code(&response, UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(
             error["data"],
-            json!({"supported": [MODERN_VERSION], "requested": requested}),
+            json!({"supported": [STATELESS_VERSION], "requested": requested}),
             "{response}"
         );
     }
-    s.modern_result("tools/list", Value::Null, &no_caps());
+    s.stateless_result("tools/list", Value::Null, &no_caps());
 }
 
 /// Proves, over HTTP, the order of the checks and each one's answer (all HTTP 400, each with the
@@ -467,8 +471,8 @@ fn stdio_checks_meta_then_version() {
 #[test]
 fn http_checks_meta_then_headers_then_version() {
     let server = HttpServer::start(&["--no-watch", "--config", &conformance_toml()]);
-    let c = server.modern_client();
-    let post = |msg: &Value, headers: &[(&str, &str)]| c.modern_exchange(msg, headers);
+    let c = server.stateless_client();
+    let post = |msg: &Value, headers: &[(&str, &str)]| c.stateless_exchange(msg, headers);
     let raw = |id: Value, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
 
     // _meta.
@@ -484,15 +488,15 @@ fn http_checks_meta_then_headers_then_version() {
         ),
         (
             json!(104),
-            json!({"_meta": {META_PROTOCOL_VERSION: MODERN_VERSION}}),
+            json!({"_meta": {META_PROTOCOL_VERSION: STATELESS_VERSION}}),
         ),
         (
             json!("105"),
-            json!({"_meta": {META_PROTOCOL_VERSION: MODERN_VERSION, META_CLIENT_CAPABILITIES: "all"}}),
+            json!({"_meta": {META_PROTOCOL_VERSION: STATELESS_VERSION, META_CLIENT_CAPABILITIES: "all"}}),
         ),
     ] {
         let msg = raw(id, "server/discover", params);
-        post(&msg, &[("MCP-Protocol-Version", MODERN_VERSION)]).error(400, INVALID_PARAMS);
+        post(&msg, &[("MCP-Protocol-Version", STATELESS_VERSION)]).error(400, INVALID_PARAMS);
     }
     // _meta is judged before the header: a bad _meta under a mismatched header is still -32602.
     let msg = raw(json!(106), "server/discover", json!({}));
@@ -501,40 +505,40 @@ fn http_checks_meta_then_headers_then_version() {
     let msg = raw(
         json!(107),
         "server/discover",
-        json!({"_meta": {META_PROTOCOL_VERSION: MODERN_VERSION, META_CLIENT_CAPABILITIES: {}}}),
+        json!({"_meta": {META_PROTOCOL_VERSION: STATELESS_VERSION, META_CLIENT_CAPABILITIES: {}}}),
     );
     post(&msg, &[]).result();
 
     // The version header.
-    let msg = modern_message(json!(201), "tools/list", Value::Null, &no_caps());
+    let msg = stateless_message(json!(201), "tools/list", Value::Null, &no_caps());
     post(&msg, &[("MCP-Protocol-Version", "")]).error(400, HEADER_MISMATCH);
-    let v999 = modern_message(
+    let v999 = stateless_message(
         json!("202"),
         "tools/list",
         json!({"_meta": {META_PROTOCOL_VERSION: "v999"}}),
         &no_caps(),
     );
-    post(&v999, &[("MCP-Protocol-Version", MODERN_VERSION)]).error(400, HEADER_MISMATCH);
-    let msg = modern_message(json!(203), "tools/list", Value::Null, &no_caps());
+    post(&v999, &[("MCP-Protocol-Version", STATELESS_VERSION)]).error(400, HEADER_MISMATCH);
+    let msg = stateless_message(json!(203), "tools/list", Value::Null, &no_caps());
     post(&msg, &[("MCP-Protocol-Version", "2025-11-25")]).error(400, HEADER_MISMATCH);
 
     // The version.
     let error = post(&v999, &[]).error(400, UNSUPPORTED_PROTOCOL_VERSION);
     assert_eq!(
         error["data"],
-        json!({"supported": [MODERN_VERSION], "requested": "v999"})
+        json!({"supported": [STATELESS_VERSION], "requested": "v999"})
     );
-    let legacy = modern_message(
+    let with_sessions = stateless_message(
         json!(302),
         "tools/list",
         json!({"_meta": {META_PROTOCOL_VERSION: "2025-11-25"}}),
         &no_caps(),
     );
-    let error = post(&legacy, &[]).error(400, UNSUPPORTED_PROTOCOL_VERSION);
+    let error = post(&with_sessions, &[]).error(400, UNSUPPORTED_PROTOCOL_VERSION);
     assert_eq!(error["data"]["requested"], "2025-11-25");
 
     // Mcp-Method.
-    let list = modern_message(json!(401), "tools/list", Value::Null, &no_caps());
+    let list = stateless_message(json!(401), "tools/list", Value::Null, &no_caps());
     post(&list, &[("Mcp-Method", "")]).error(400, HEADER_MISMATCH);
     post(&list, &[("Mcp-Method", "prompts/list")]).error(400, HEADER_MISMATCH);
     post(&list, &[("Mcp-Method", "TOOLS/LIST")]).error(400, HEADER_MISMATCH);
@@ -542,7 +546,7 @@ fn http_checks_meta_then_headers_then_version() {
 
     // Mcp-Name.
     let b64 = |s: &str| format!("=?base64?{}?=", BASE64.encode(s));
-    let call = modern_message(
+    let call = stateless_message(
         json!(501),
         "tools/call",
         json!({"name": "test_simple_text", "arguments": {}}),
@@ -561,7 +565,7 @@ fn http_checks_meta_then_headers_then_version() {
     assert_eq!(ok_text(&ok), "This is a simple text response for testing.");
     post(&call, &[]).result();
 
-    let prompt = modern_message(
+    let prompt = stateless_message(
         json!(502),
         "prompts/get",
         json!({"name": "test_simple_prompt"}),
@@ -572,7 +576,7 @@ fn http_checks_meta_then_headers_then_version() {
     post(&prompt, &[]).result();
     // A name that only starts like the sentinel is literal: the header check passes, and the
     // prompt is unknown.
-    let literal = modern_message(
+    let literal = stateless_message(
         json!(503),
         "prompts/get",
         json!({"name": "=?base64?SGVsbG8="}),
@@ -585,7 +589,7 @@ fn http_checks_meta_then_headers_then_version() {
         "{reply:?}"
     );
 
-    let read = modern_message(
+    let read = stateless_message(
         json!(504),
         "resources/read",
         json!({"uri": "test://static-text"}),
@@ -614,7 +618,7 @@ fn raw_post(addr: &str, headers: &[&str], body: &Value) -> (u16, Value) {
     let msg: Value = serde_json::from_str(json_body)
         .unwrap_or_else(|e| panic!("HTTP {status}: the body is not JSON ({e}): {text:?}"));
     let method = body["method"].as_str().unwrap_or_default();
-    if let Err(e) = validate_modern_response(method, &msg) {
+    if let Err(e) = validate_stateless_response(method, &msg) {
         panic!("{e}\n{msg}");
     }
     (status, msg)
@@ -626,7 +630,7 @@ fn raw_post(addr: &str, headers: &[&str], body: &Value) -> (u16, Value) {
 fn header_names_ignore_case_and_values_are_trimmed() {
     let server = HttpServer::start(&["--no-watch", "--config", &conformance_toml()]);
     let addr = &server.addr;
-    let list = modern_message(json!(1), "tools/list", Value::Null, &no_caps());
+    let list = stateless_message(json!(1), "tools/list", Value::Null, &no_caps());
     for headers in [
         ["MCP-PROTOCOL-VERSION: 2026-07-28", "MCP-METHOD: tools/list"],
         ["mcp-protocol-version: 2026-07-28", "mcp-method: tools/list"],
@@ -650,7 +654,7 @@ fn header_names_ignore_case_and_values_are_trimmed() {
         "{msg}"
     );
 
-    let call = modern_message(
+    let call = stateless_message(
         json!(2),
         "tools/call",
         json!({"name": "test_custom_header", "arguments": {"region": "eu-west1"}}),
@@ -680,7 +684,7 @@ fn header_names_ignore_case_and_values_are_trimmed() {
 #[test]
 fn get_and_delete_without_a_session_are_not_allowed() {
     let server = HttpServer::start(&["--no-watch", "--config", &conformance_toml()]);
-    let modern = server.modern_client();
+    let stateless = server.stateless_client();
     let not_allowed = |reply: HttpReply, what: &str| {
         assert_eq!(reply.status, 405, "{what}: {reply:?}");
         assert_eq!(
@@ -690,57 +694,57 @@ fn get_and_delete_without_a_session_are_not_allowed() {
         );
         reply.expect_error_status(405);
     };
-    not_allowed(modern.get(&[]), "GET");
-    not_allowed(modern.delete(&[]), "DELETE");
+    not_allowed(stateless.get(&[]), "GET");
+    not_allowed(stateless.delete(&[]), "DELETE");
     not_allowed(
-        modern.get(&[("MCP-Protocol-Version", MODERN_VERSION)]),
-        "GET with a modern version",
+        stateless.get(&[("MCP-Protocol-Version", STATELESS_VERSION)]),
+        "GET with a stateless version",
     );
 
-    let mut legacy = server.client();
-    legacy.initialize(LATEST_VERSION);
-    let modern_header = [("MCP-Protocol-Version", MODERN_VERSION)];
+    let mut with_sessions = server.client();
+    with_sessions.initialize(LATEST_VERSION);
+    let stateless_header = [("MCP-Protocol-Version", STATELESS_VERSION)];
     not_allowed(
-        legacy.get(&modern_header),
-        "GET of a session, modern header",
+        with_sessions.get(&stateless_header),
+        "GET of a session, stateless header",
     );
     not_allowed(
-        legacy.delete(&modern_header),
-        "DELETE of a session, modern header",
+        with_sessions.delete(&stateless_header),
+        "DELETE of a session, stateless header",
     );
     // The session lives on, its stream opens.
-    drop(legacy.open_stream());
-    let r = legacy.call_tool("test_simple_text", json!({}));
+    drop(with_sessions.open_stream());
+    let r = with_sessions.call_tool("test_simple_text", json!({}));
     assert_eq!(ok_text(&r), "This is a simple text response for testing.");
 }
 
 /// Proves: a stateless POST carrying `Mcp-Session-Id` (of a live session or of none) is served
 /// as if it did not, no `Mcp-Session-Id` is returned, and the session it named goes on.
 #[test]
-fn a_modern_post_ignores_session_ids_and_mints_none() {
+fn a_stateless_post_ignores_session_ids_and_mints_none() {
     let server = HttpServer::start(&["--no-watch", "--config", &conformance_toml()]);
-    let mut legacy = server.client();
-    legacy.initialize(LATEST_VERSION);
-    let session = legacy.session_id.clone().unwrap();
-    let mut modern = server.modern_client();
+    let mut with_sessions = server.client();
+    with_sessions.initialize(LATEST_VERSION);
+    let session = with_sessions.session_id.clone().unwrap();
+    let mut stateless = server.stateless_client();
     let unknown = "0".repeat(32);
     for id in [session.as_str(), unknown.as_str()] {
-        let msg = modern.modern_message("tools/list", Value::Null, &no_caps());
-        let answer = modern.modern_exchange(&msg, &[("Mcp-Session-Id", id)]);
+        let msg = stateless.stateless_message("tools/list", Value::Null, &no_caps());
+        let answer = stateless.stateless_exchange(&msg, &[("Mcp-Session-Id", id)]);
         assert!(answer.result()["tools"].is_array());
         assert_eq!(answer.header("mcp-session-id"), None, "{answer:?}");
     }
-    // A body that says it is modern, sent with the session's id.
-    let msg = modern_message(json!(77), "tools/list", Value::Null, &no_caps());
-    let reply = legacy.post_modern(&msg, &[]);
+    // A body that says it is stateless, sent with the session's id.
+    let msg = stateless_message(json!(77), "tools/list", Value::Null, &no_caps());
+    let reply = with_sessions.post_stateless(&msg, &[]);
     assert_eq!(reply.status, 200, "{reply:?}");
     assert_eq!(reply.header("mcp-session-id"), None, "{reply:?}");
     let text = reply.text();
     let response: Value = serde_json::from_str(&text).unwrap();
-    validate_modern_response("tools/list", &response).unwrap();
+    validate_stateless_response("tools/list", &response).unwrap();
     assert_eq!(response["result"]["resultType"], "complete", "{response}");
     // The session is untouched.
-    let r = legacy.call_tool("test_simple_text", json!({}));
+    let r = with_sessions.call_tool("test_simple_text", json!({}));
     assert_eq!(ok_text(&r), "This is a simple text response for testing.");
 }
 
@@ -748,16 +752,16 @@ fn a_modern_post_ignores_session_ids_and_mints_none() {
 /// the session initializes, lists and calls between stateless requests, and each keeps its own
 /// rules (an unknown resource is -32002 in the session, -32602 with `data.uri` statelessly).
 #[test]
-fn legacy_sessions_and_stateless_requests_share_an_http_server() {
+fn with_sessions_and_stateless_requests_share_an_http_server() {
     let server = HttpServer::start(&["--no-watch", "--config", &conformance_toml()]);
-    let mut modern = server.modern_client();
-    modern.modern_result("tools/list", Value::Null, &no_caps());
-    let mut legacy = server.client();
-    let init = legacy.initialize(LATEST_VERSION);
+    let mut stateless = server.stateless_client();
+    stateless.stateless_result("tools/list", Value::Null, &no_caps());
+    let mut with_sessions = server.client();
+    let init = with_sessions.initialize(LATEST_VERSION);
     assert_eq!(init["protocolVersion"], LATEST_VERSION);
-    let listed = legacy.result("tools/list", Value::Null);
+    let listed = with_sessions.result("tools/list", Value::Null);
     assert!(tool_names(listed["tools"].as_array().unwrap()).contains(&"test_simple_text".into()));
-    let r = modern.modern_result(
+    let r = stateless.stateless_result(
         "tools/call",
         json!({"name": "test_simple_text", "arguments": {}}),
         &no_caps(),
@@ -766,20 +770,20 @@ fn legacy_sessions_and_stateless_requests_share_an_http_server() {
         complete_text(&r),
         "This is a simple text response for testing."
     );
-    let r = legacy.call_tool("test_simple_text", json!({}));
+    let r = with_sessions.call_tool("test_simple_text", json!({}));
     assert_eq!(ok_text(&r), "This is a simple text response for testing.");
-    legacy.result("ping", Value::Null);
+    with_sessions.result("ping", Value::Null);
 
     let missing = "test://no-such-resource";
-    let ex = legacy.exchange("resources/read", json!({"uri": missing}));
+    let ex = with_sessions.exchange("resources/read", json!({"uri": missing}));
     assert_eq!(
         error_code(&ex.response),
         Some(RESOURCE_NOT_FOUND),
         "{:?}",
         ex.response
     );
-    let msg = modern.modern_message("resources/read", json!({"uri": missing}), &no_caps());
-    let answer = modern.modern_exchange(&msg, &[]);
+    let msg = stateless.stateless_message("resources/read", json!({"uri": missing}), &no_caps());
+    let answer = stateless.stateless_exchange(&msg, &[]);
     let error = expect_error_code(&answer.response, INVALID_PARAMS);
     assert_eq!(error["data"]["uri"], missing, "{error}");
 }
@@ -788,15 +792,15 @@ fn legacy_sessions_and_stateless_requests_share_an_http_server() {
 /// an initialize-based session) both kinds are served on the same stdin, each by its own rules:
 /// `ping` in the session, -32601 statelessly; -32002 against -32602 for an unknown resource.
 #[test]
-fn stdio_serves_legacy_and_stateless_requests_on_one_stdin() {
+fn stdio_serves_with_sessions_and_stateless_requests_on_one_stdin() {
     let mut s = Server::start(&["--no-watch", "--config", &conformance_toml()]);
-    let r = s.modern_result("tools/list", Value::Null, &no_caps());
+    let r = s.stateless_result("tools/list", Value::Null, &no_caps());
     assert_eq!(r["ttlMs"], 60_000, "{r}");
     let init = s.initialize(LATEST_VERSION);
     assert_eq!(init["protocolVersion"], LATEST_VERSION);
     let (tools, _) = s.list_all_tools();
     assert!(tool_names(&tools).contains(&"test_simple_text".into()));
-    let r = s.modern_result(
+    let r = s.stateless_result(
         "tools/call",
         json!({"name": "test_simple_text", "arguments": {}}),
         &no_caps(),
@@ -808,13 +812,13 @@ fn stdio_serves_legacy_and_stateless_requests_on_one_stdin() {
     let r = s.call_tool("test_simple_text", json!({}));
     assert_eq!(ok_text(&r), "This is a simple text response for testing.");
     s.result("ping", Value::Null);
-    let response = s.modern("ping", Value::Null, &no_caps());
+    let response = s.stateless("ping", Value::Null, &no_caps());
     expect_error_code(&response, METHOD_NOT_FOUND);
 
     let missing = "test://no-such-resource";
     let response = s.request("resources/read", json!({"uri": missing}));
     expect_error_code(&response, RESOURCE_NOT_FOUND);
-    let response = s.modern("resources/read", json!({"uri": missing}), &no_caps());
+    let response = s.stateless("resources/read", json!({"uri": missing}), &no_caps());
     let error = expect_error_code(&response, INVALID_PARAMS);
     assert_eq!(error["data"]["uri"], missing, "{response}");
 }
@@ -1160,23 +1164,23 @@ fn request_state_is_bound_to_its_token_and_lists_are_private() {
     let config = conformance_config(dir.path(), "", &tokens);
     let server = HttpServer::start(&["--no-watch", "--config", &path_str(&config)]);
     let with_token = |token: &str| {
-        let mut c = server.modern_client();
+        let mut c = server.stateless_client();
         c.headers
             .push(("Authorization".into(), format!("Bearer {token}")));
         c
     };
-    let anonymous = server.modern_client();
-    let msg = modern_message(json!(1), "tools/list", Value::Null, &no_caps());
-    let reply = anonymous.post_modern(&msg, &[]);
+    let anonymous = server.stateless_client();
+    let msg = stateless_message(json!(1), "tools/list", Value::Null, &no_caps());
+    let reply = anonymous.post_stateless(&msg, &[]);
     assert_eq!(reply.status, 401, "{reply:?}");
 
     let mut alice = with_token(ALICE_TOKEN);
     let mut bob = with_token(BOB_TOKEN);
     for method in ["tools/list", "prompts/list", "resources/list"] {
-        let r = alice.modern_result(method, Value::Null, &no_caps());
+        let r = alice.stateless_result(method, Value::Null, &no_caps());
         assert_eq!(r["cacheScope"], "private", "{method}: {r}");
     }
-    let r = alice.modern_result(
+    let r = alice.stateless_result(
         "resources/read",
         json!({"uri": "test://static-text"}),
         &no_caps(),
@@ -1185,14 +1189,14 @@ fn request_state_is_bound_to_its_token_and_lists_are_private() {
 
     let tool = "test_input_required_result_elicitation";
     let call = json!({"name": tool, "arguments": {}});
-    let first = alice.modern_result("tools/call", call, &all_caps());
+    let first = alice.stateless_result("tools/call", call, &all_caps());
     let state = input_required(&first, &["user_name"]);
     let retry = json!({"name": tool, "arguments": {}, "requestState": state,
                        "inputResponses": {"user_name": accept(json!({"name": "Alice"}))}});
-    let msg = bob.modern_message("tools/call", retry.clone(), &all_caps());
-    let error = bob.modern_exchange(&msg, &[]);
+    let msg = bob.stateless_message("tools/call", retry.clone(), &all_caps());
+    let error = bob.stateless_exchange(&msg, &[]);
     expect_error_code(&error.response, INVALID_PARAMS);
-    let done = alice.modern_result("tools/call", retry, &all_caps());
+    let done = alice.stateless_result("tools/call", retry, &all_caps());
     assert_eq!(complete_text(&done), "Hello, Alice!");
 }
 
@@ -1212,14 +1216,14 @@ fn request_state_crosses_processes_only_with_a_shared_key() {
     let config = conformance_toml();
     let a = HttpServer::start(&["--no-watch", "--config", &config]);
     let b = HttpServer::start(&["--no-watch", "--config", &config]);
-    let (mut ca, mut cb) = (a.modern_client(), b.modern_client());
+    let (mut ca, mut cb) = (a.stateless_client(), b.stateless_client());
     let state = input_required(
-        &ca.modern_result("tools/call", call.clone(), &all_caps()),
+        &ca.stateless_result("tools/call", call.clone(), &all_caps()),
         &["user_name"],
     );
-    let msg = cb.modern_message("tools/call", retry(&state), &all_caps());
-    expect_error_code(&cb.modern_exchange(&msg, &[]).response, INVALID_PARAMS);
-    let done = ca.modern_result("tools/call", retry(&state), &all_caps());
+    let msg = cb.stateless_message("tools/call", retry(&state), &all_caps());
+    expect_error_code(&cb.stateless_exchange(&msg, &[]).response, INVALID_PARAMS);
+    let done = ca.stateless_result("tools/call", retry(&state), &all_caps());
     assert_eq!(complete_text(&done), "Hello, Alice!");
     drop((a, b));
 
@@ -1232,12 +1236,12 @@ fn request_state_crosses_processes_only_with_a_shared_key() {
     let config = path_str(&config);
     let a = HttpServer::start(&["--no-watch", "--config", &config]);
     let b = HttpServer::start(&["--no-watch", "--config", &config]);
-    let (mut ca, mut cb) = (a.modern_client(), b.modern_client());
+    let (mut ca, mut cb) = (a.stateless_client(), b.stateless_client());
     let state = input_required(
-        &ca.modern_result("tools/call", call, &all_caps()),
+        &ca.stateless_result("tools/call", call, &all_caps()),
         &["user_name"],
     );
-    let done = cb.modern_result("tools/call", retry(&state), &all_caps());
+    let done = cb.stateless_result("tools/call", retry(&state), &all_caps());
     assert_eq!(complete_text(&done), "Hello, Alice!");
 
     let short = tempdir();
@@ -1377,8 +1381,8 @@ fn a_confirmed_tool_asks_through_input_required() {
 #[test]
 fn marked_parameters_must_be_mirrored_in_headers() {
     let server = HttpServer::start(&["--no-watch", "--config", &conformance_toml()]);
-    let mut c = server.modern_client();
-    let listed = c.modern_result("tools/list", Value::Null, &no_caps());
+    let mut c = server.stateless_client();
+    let listed = c.stateless_result("tools/list", Value::Null, &no_caps());
     let tool = listed["tools"]
         .as_array()
         .unwrap()
@@ -1396,7 +1400,7 @@ fn marked_parameters_must_be_mirrored_in_headers() {
             Some(r) => json!({"region": r}),
             None => json!({}),
         };
-        let msg = c.modern_message(
+        let msg = c.stateless_message(
             "tools/call",
             json!({"name": "test_custom_header", "arguments": arguments}),
             &no_caps(),
@@ -1405,7 +1409,7 @@ fn marked_parameters_must_be_mirrored_in_headers() {
             .map(|h| ("Mcp-Param-Region", h))
             .into_iter()
             .collect();
-        c.modern_exchange(&msg, &headers)
+        c.stateless_exchange(&msg, &headers)
     };
     let b64 = |s: &str| format!("=?base64?{}?=", BASE64.encode(s));
 
@@ -1438,7 +1442,7 @@ fn marked_parameters_must_be_mirrored_in_headers() {
     assert!(is_tool_error(&r), "a missing required argument: {r}");
 
     let mut s = Server::start(&["--no-watch", "--config", &conformance_toml()]);
-    let r = s.modern_result(
+    let r = s.stateless_result(
         "tools/call",
         json!({"name": "test_custom_header", "arguments": {"region": "eu-west1"}}),
         &no_caps(),
@@ -1452,7 +1456,7 @@ fn marked_parameters_must_be_mirrored_in_headers() {
 #[test]
 fn a_tool_with_an_invalid_header_marking_is_left_out() {
     let mut s = Server::start(&["--no-watch", "--plugin", &plugin_arg("misbehave")]);
-    let listed = s.modern_result("tools/list", Value::Null, &no_caps());
+    let listed = s.stateless_result("tools/list", Value::Null, &no_caps());
     let names = tool_names(listed["tools"].as_array().unwrap());
     assert!(names.contains(&"misbehave_ok".to_string()), "{names:?}");
     assert!(
@@ -1577,7 +1581,7 @@ fn closing_the_sse_stream_cancels_the_request() {
     let server = HttpServer::start(&["--no-watch", "--plugin", &plugin_arg("misbehave")]);
     let mut params = json!({"name": "misbehave_until_cancelled", "arguments": {}});
     params["_meta"] = json!({"progressToken": "p1"});
-    let msg = modern_message(json!(5), "tools/call", params, &no_caps());
+    let msg = stateless_message(json!(5), "tools/call", params, &no_caps());
     let body = msg.to_string();
     let mut tcp = std::net::TcpStream::connect(&server.addr).expect("connect");
     write!(
@@ -1624,13 +1628,13 @@ fn closing_the_sse_stream_cancels_the_request() {
 #[test]
 fn closing_the_connection_cancels_the_request() {
     let server = HttpServer::start(&["--no-watch", "--plugin", &plugin_arg("misbehave")]);
-    let mut c = server.modern_client();
-    let msg = c.modern_message(
+    let mut c = server.stateless_client();
+    let msg = c.stateless_message(
         "tools/call",
         json!({"name": "misbehave_until_cancelled", "arguments": {}}),
         &no_caps(),
     );
-    let headers = modern_headers(&msg);
+    let headers = stateless_headers(&msg);
     let headers: Vec<(&str, &str)> = headers
         .iter()
         .map(|(n, v)| (n.as_str(), v.as_str()))
@@ -1648,7 +1652,7 @@ fn closing_the_connection_cancels_the_request() {
         "the plugin did not see the cancellation:\n{}",
         server.stderr()
     );
-    let r = c.modern_result(
+    let r = c.stateless_result(
         "tools/call",
         json!({"name": "misbehave_ok", "arguments": {}}),
         &no_caps(),
@@ -1701,7 +1705,7 @@ fn subscriptions_over_stdio() {
     // Live reload on: the plugin's list changes are relisted.
     let mut s = Server::start(&["--config", &conformance_toml()]);
     let listen = |s: &mut Server, id: Value, notifications: Value| {
-        s.send_modern_with_id(
+        s.send_stateless_with_id(
             id,
             "subscriptions/listen",
             json!({"notifications": notifications}),
@@ -1754,7 +1758,7 @@ fn subscriptions_over_stdio() {
     );
 
     let trigger = |s: &mut Server, tool: &str| {
-        let r = s.modern_result(
+        let r = s.stateless_result(
             "tools/call",
             json!({"name": tool, "arguments": {}}),
             &no_caps(),
@@ -1822,15 +1826,15 @@ fn subscriptions_over_stdio() {
 fn subscriptions_over_http() {
     // Live reload on: the plugin's list changes are relisted.
     let server = HttpServer::start(&["--config", &conformance_toml()]);
-    let mut c = server.modern_client();
+    let mut c = server.stateless_client();
     let open = |c: &HttpClient, id: Value, notifications: Value| {
-        let msg = modern_message(
+        let msg = stateless_message(
             id.clone(),
             "subscriptions/listen",
             json!({"notifications": notifications}),
             &no_caps(),
         );
-        let reply = c.post_modern(&msg, &[]);
+        let reply = c.post_stateless(&msg, &[]);
         assert_eq!(
             reply.header("x-accel-buffering").as_deref(),
             Some("no"),
@@ -1863,7 +1867,7 @@ fn subscriptions_over_http() {
     );
 
     let mut trigger = |tool: &str| {
-        let r = c.modern_result(
+        let r = c.stateless_result(
             "tools/call",
             json!({"name": tool, "arguments": {}}),
             &no_caps(),
