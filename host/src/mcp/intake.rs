@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::handlers::SESSION_METHODS;
+use super::handlers::{self, SESSION_METHODS};
 use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
 use super::session::{Session, Waiter, in_flight};
 use super::stateless::meta::{self, RequestMeta};
@@ -217,9 +217,7 @@ impl Session {
         let session = self.clone();
         self.in_flight_reply(id, move |id, cancelled| {
             Box::pin(async move {
-                session
-                    .request(version, &id, &method, params, cancelled, None)
-                    .await
+                handlers::dispatch(&session, version, &id, &method, params, cancelled, None).await
             })
         })
     }
@@ -397,14 +395,13 @@ mod tests {
         let (session, _) = new_session();
         initialize(&session, "2025-03-26");
         assert!(session.accept_batch(Vec::new()).is_err());
-        let accepted = session
-            .accept_batch(vec![
-                request(1, "ping", json!({})),
-                json!(3),
-                request(2, "tools/list", json!({})),
-            ])
-            .ok()
-            .expect("a 2025-03-26 batch is taken");
+        let Ok(accepted) = session.accept_batch(vec![
+            request(1, "ping", json!({})),
+            json!(3),
+            request(2, "tools/list", json!({})),
+        ]) else {
+            panic!("a 2025-03-26 batch is taken");
+        };
         assert_eq!(accepted.invalid, 1);
         assert_eq!(
             accepted.answered.len(),

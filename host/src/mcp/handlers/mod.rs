@@ -1,7 +1,7 @@
-//! The request methods of a session, one file per MCP area: each checks its parameters, finds
-//! what serves the request, and runs the plugin call with the session's roots, cancellation and
-//! event forwarding. Here: dispatch, and what every handler shares (the request's context, the
-//! plugin call, errors).
+//! The request methods, one file per MCP area, each a free function over a [`Request`]: it
+//! checks its parameters, asks the catalog what serves the request, and runs the plugin call with
+//! the request's roots, cancellation and event forwarding. Here: [`dispatch`], and what every
+//! handler shares (the request, the plugin call, errors).
 
 mod completion;
 mod logging;
@@ -46,59 +46,69 @@ pub(super) const SESSION_METHODS: [&str; 13] = [
     "logging/setLevel",
 ];
 
-impl Session {
-    pub(super) async fn request(
-        self: &Arc<Self>,
-        version: ProtocolVersion,
-        id: &Value,
-        method: &str,
-        params: Map<String, Value>,
-        cancelled: CancellationToken,
-        stateless: Option<&StatelessCall>,
-    ) -> Result<Value, RpcError> {
-        let call = Call {
-            id,
-            params: &params,
-            version,
-            cancelled,
-            stateless,
-        };
-        match method {
-            "ping" => Ok(json!({})),
-            "tools/list" => self
-                .server
-                .list_tools(&params, version, &self.identity.scope),
-            "tools/call" => self.call_tool(call).await,
-            "resources/list" => self.list_resources(call).await,
-            "resources/templates/list" => {
-                self.server
-                    .list_resource_templates(&params, version, &self.identity.scope)
-            }
-            "resources/read" => self.read_resource(call).await,
-            "resources/subscribe" => self.subscribe(&params, true),
-            "resources/unsubscribe" => self.subscribe(&params, false),
-            "prompts/list" => self
-                .server
-                .list_prompts(&params, version, &self.identity.scope),
-            "prompts/get" => self.get_prompt(call).await,
-            "completion/complete" => self.complete(call).await,
-            "logging/setLevel" => self.set_level(&params),
-            _ => Err(RpcError::method_not_found(method, "this session")),
-        }
+/// Serves one request of a session or of the stateless revision: the method's handler, given
+/// the request as a [`Request`].
+pub(super) async fn dispatch(
+    session: &Arc<Session>,
+    version: ProtocolVersion,
+    id: &Value,
+    method: &str,
+    params: Map<String, Value>,
+    cancelled: CancellationToken,
+    stateless: Option<&StatelessCall>,
+) -> Result<Value, RpcError> {
+    let req = Request {
+        session,
+        id,
+        params: &params,
+        version,
+        cancelled,
+        stateless,
+    };
+    let (server, scope) = (&session.server, &session.identity.scope);
+    match method {
+        "ping" => Ok(json!({})),
+        "tools/list" => server.list_tools(&params, version, scope),
+        "tools/call" => tools::call(&req).await,
+        "resources/list" => resources::list(&req).await,
+        "resources/templates/list" => server.list_resource_templates(&params, version, scope),
+        "resources/read" => resources::read(&req).await,
+        "resources/subscribe" => resources::subscribe(&req, true),
+        "resources/unsubscribe" => resources::subscribe(&req, false),
+        "prompts/list" => server.list_prompts(&params, version, scope),
+        "prompts/get" => prompts::get(&req).await,
+        "completion/complete" => completion::complete(&req).await,
+        "logging/setLevel" => logging::set_level(&req),
+        _ => Err(RpcError::method_not_found(method, "this session")),
     }
+}
 
+/// One request, as every handler gets it.
+pub(super) struct Request<'a> {
+    /// The session it came in (for the stateless revision, one made for it).
+    session: &'a Arc<Session>,
+    id: &'a Value,
+    params: &'a Map<String, Value>,
+    /// The revision it is served in.
+    version: ProtocolVersion,
+    cancelled: CancellationToken,
+    /// For a stateless request: its metadata and input round.
+    stateless: Option<&'a StatelessCall>,
+}
+
+impl Request<'_> {
     /// Whom a plugin call's questions go to: the client at once (initialize-based sessions), or
     /// the input requests of this attempt (2026-07-28).
-    fn client_channel(self: &Arc<Self>, call: &Call<'_>) -> Arc<dyn ClientChannel> {
-        match call.stateless {
+    fn client_channel(&self) -> Arc<dyn ClientChannel> {
+        match self.stateless {
             Some(StatelessCall {
                 round: Some(round), ..
             }) => round.clone(),
             // Lists and completions of this revision cannot carry input requests.
             Some(_) => Arc::new(NoInput),
             None => Arc::new(SessionClient {
-                session: self.clone(),
-                related: call.id.clone(),
+                session: self.session.clone(),
+                related: self.id.clone(),
             }),
         }
     }
@@ -106,17 +116,22 @@ impl Session {
     /// Runs `f` against `plugin` with this session's roots, the request's cancellation, and the
     /// plugin's events forwarded; every notification is out before this returns.
     async fn with_plugin<R>(
-        self: &Arc<Self>,
+        &self,
         plugin: &Arc<Plugin>,
-        call: &Call<'_>,
         f: impl AsyncFnOnce(CallContext) -> Result<R, CallError>,
     ) -> Result<R, CallError> {
-        let roots = self.call_roots(plugin, call).await;
-        let log_level = match call.stateless {
+        let roots = self.call_roots(plugin).await;
+        let log_level = match self.stateless {
             Some(stateless) => stateless.meta.log_level,
-            None => Some(*self.log_level.lock().unwrap_or_else(|e| e.into_inner())),
+            None => Some(
+                *self
+                    .session
+                    .log_level
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            ),
         };
-        let progress_token = call
+        let progress_token = self
             .params
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
@@ -124,20 +139,20 @@ impl Session {
             .cloned();
         let (events, rx) = mpsc::unbounded_channel();
         let forwarder = plugin_events::forward(
-            self.clone(),
+            self.session.clone(),
             plugin.clone(),
             progress_token,
-            call.id.clone(),
+            self.id.clone(),
             rx,
-            call.version,
+            self.version,
             log_level,
         );
         let ctx = CallContext {
-            cancelled: call.cancelled.clone(),
+            cancelled: self.cancelled.clone(),
             roots,
             events: Some(events),
-            client: Some(self.client_channel(call)),
-            caller: Some(self.caller.clone()),
+            client: Some(self.client_channel()),
+            caller: Some(self.session.caller.clone()),
             stats: Default::default(),
         };
         // The forwarder runs in this task, beside the call, rather than spawned: a spawned task
@@ -149,18 +164,25 @@ impl Session {
     }
 }
 
-impl Session {
+impl Request<'_> {
     /// The roots a call to `plugin` sees. Only a session's own client roots are waited for.
-    async fn call_roots(&self, plugin: &Plugin, call: &Call<'_>) -> Arc<Vec<Root>> {
+    async fn call_roots(&self, plugin: &Plugin) -> Arc<Vec<Root>> {
         if plugin.spec.roots == RootsAccess::None {
             Arc::new(Vec::new())
-        } else if call.stateless.is_some() {
+        } else if self.stateless.is_some() {
             // 2026-07-28 deprecates client roots and has no session to keep them in: a
             // stateless request gets the roots the server was configured with.
-            self.server.roots.clone()
+            self.session.server.roots.clone()
         } else {
-            self.current_roots().await
+            self.session.current_roots().await
         }
+    }
+
+    /// Whether the plugin asked the client something this attempt has no answer to.
+    fn awaiting_input(&self) -> bool {
+        self.stateless
+            .and_then(|m| m.round.as_ref())
+            .is_some_and(|r| r.awaiting())
     }
 }
 
@@ -176,25 +198,6 @@ impl ClientChannel for NoInput {
             .map(|(key, _)| (key, Err(AskError::Failed(why.into()))))
             .collect();
         Box::pin(std::future::ready(answers))
-    }
-}
-
-/// What every method gets of its request.
-struct Call<'a> {
-    id: &'a Value,
-    params: &'a Map<String, Value>,
-    version: ProtocolVersion,
-    cancelled: CancellationToken,
-    /// For a stateless request: its metadata and input round.
-    stateless: Option<&'a StatelessCall>,
-}
-
-impl Call<'_> {
-    /// Whether the plugin asked the client something this attempt has no answer to.
-    fn awaiting_input(&self) -> bool {
-        self.stateless
-            .and_then(|m| m.round.as_ref())
-            .is_some_and(|r| r.awaiting())
     }
 }
 

@@ -17,168 +17,162 @@ use crate::runtime::{CallError, CallStats, LimitExceeded};
 
 use super::*;
 
-impl Session {
-    pub(super) async fn call_tool(self: &Arc<Self>, call: Call<'_>) -> Result<Value, RpcError> {
-        let name = string_param(call.params, "name")?;
-        let arguments = match call.params.get("arguments") {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(Value::Object(a)) => Value::Object(a.clone()),
-            Some(_) => {
-                return Err(RpcError::invalid_params(
-                    "params.arguments must be an object",
-                ));
-            }
-        };
-        // Written when the call ends, however it ends (a cancelled call is dropped mid-way).
-        let mut audit = AuditEntry::new(self, name, &arguments);
-        let catalog = self.server.catalog();
-        // A tool outside the client's scope does not exist for it.
-        let Some(tool) = catalog
-            .tool(name)
-            .filter(|t| Catalog::tool_in_scope(t, &self.identity.scope))
-        else {
-            audit.finish("unknown-tool", None);
-            return Err(RpcError::invalid_params(format!("unknown tool: {name}")));
-        };
-        audit.plugin = Some(tool.backend.owner().into());
-        if let Some(log) = &self.server.audit
-            && let Err(unavailable) = log.admit_call()
-        {
-            audit.finish("audit-unavailable", None);
-            return Err(RpcError::new(INTERNAL_ERROR, unavailable.to_string()));
+pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
+    let name = string_param(req.params, "name")?;
+    let arguments = match req.params.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(Value::Object(a)) => Value::Object(a.clone()),
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "params.arguments must be an object",
+            ));
         }
-        if let Err(errors) = tool.validate(&arguments) {
-            audit.finish("invalid-arguments", None);
-            return Ok(wire::call_error(&format!(
-                "invalid arguments for `{name}`:\n{errors}"
-            )));
+    };
+    // Written when the call ends, however it ends (a cancelled call is dropped mid-way).
+    let mut audit = AuditEntry::new(req.session, name, &arguments);
+    let catalog = req.session.server.catalog();
+    // A tool outside the client's scope does not exist for it.
+    let Some(tool) = catalog
+        .tool(name)
+        .filter(|t| Catalog::tool_in_scope(t, &req.session.identity.scope))
+    else {
+        audit.finish("unknown-tool", None);
+        return Err(RpcError::invalid_params(format!("unknown tool: {name}")));
+    };
+    audit.plugin = Some(tool.backend.owner().into());
+    if let Some(log) = &req.session.server.audit
+        && let Err(unavailable) = log.admit_call()
+    {
+        audit.finish("audit-unavailable", None);
+        return Err(RpcError::new(INTERNAL_ERROR, unavailable.to_string()));
+    }
+    if let Err(errors) = tool.validate(&arguments) {
+        audit.finish("invalid-arguments", None);
+        return Ok(wire::call_error(&format!(
+            "invalid arguments for `{name}`:\n{errors}"
+        )));
+    }
+    let result = match &tool.backend {
+        Backend::Plugin(plugin) => {
+            if tool.confirm
+                && let Err((outcome, why)) = confirm(req, name, &arguments).await
+            {
+                let outcome = if req.awaiting_input() {
+                    "input-required"
+                } else {
+                    outcome
+                };
+                audit.finish(outcome, Some(&why));
+                return Ok(wire::call_error(&why));
+            }
+            let own_name = tool.tool.name.clone();
+            let stats = audit.stats.clone();
+            req.with_plugin(plugin, async |mut ctx| {
+                ctx.stats = stats;
+                plugin.call_tool(own_name, arguments.to_string(), ctx).await
+            })
+            .await
         }
-        let result = match &tool.backend {
-            Backend::Plugin(plugin) => {
-                if tool.confirm
-                    && let Err((outcome, why)) = self.confirm(&call, name, &arguments).await
-                {
-                    let outcome = if call.awaiting_input() {
-                        "input-required"
-                    } else {
-                        outcome
-                    };
-                    audit.finish(outcome, Some(&why));
-                    return Ok(wire::call_error(&why));
-                }
-                let own_name = tool.tool.name.clone();
-                let stats = audit.stats.clone();
-                self.with_plugin(plugin, &call, async |mut ctx| {
-                    ctx.stats = stats;
-                    plugin.call_tool(own_name, arguments.to_string(), ctx).await
-                })
-                .await
+        Backend::InHost { run, .. } => Ok(run(&arguments)),
+    };
+    if req.awaiting_input() {
+        // An attempt that asked the client: the client's retry is the call that counts.
+        audit.finish("input-required", None);
+        return Ok(wire::call_error("awaiting the client's input"));
+    }
+    match result {
+        Ok(result) => {
+            let nonconforming = result
+                .structured_content
+                .as_deref()
+                .filter(|_| !result.is_error)
+                .and_then(|structured| tool.validate_output(structured).err());
+            if let Some(why) = nonconforming {
+                let why = format!("tool `{name}` answered wrongly: {why}");
+                tracing::warn!(tool = name, "{why}");
+                audit.finish("tool-error", Some(&why));
+                return Ok(wire::call_error(&why));
             }
-            Backend::InHost { run, .. } => Ok(run(&arguments)),
-        };
-        if call.awaiting_input() {
-            // An attempt that asked the client: the client's retry is the call that counts.
-            audit.finish("input-required", None);
-            return Ok(wire::call_error("awaiting the client's input"));
+            audit.finish(if result.is_error { "tool-error" } else { "ok" }, None);
+            Ok(wire::call_result(&result, req.version))
         }
-        match result {
-            Ok(result) => {
-                let nonconforming = result
-                    .structured_content
-                    .as_deref()
-                    .filter(|_| !result.is_error)
-                    .and_then(|structured| tool.validate_output(structured).err());
-                if let Some(why) = nonconforming {
-                    let why = format!("tool `{name}` answered wrongly: {why}");
-                    tracing::warn!(tool = name, "{why}");
-                    audit.finish("tool-error", Some(&why));
-                    return Ok(wire::call_error(&why));
-                }
-                audit.finish(if result.is_error { "tool-error" } else { "ok" }, None);
-                Ok(wire::call_result(&result, call.version))
+        // Tool errors are results the model can read, not protocol errors.
+        Err(CallError::Plugin(e)) => {
+            audit.finish("tool-error", Some(&e.message));
+            Ok(wire::call_error(&e.message))
+        }
+        Err(CallError::Limit(plugin, limit)) => {
+            let mut why = format!("plugin `{plugin}` {limit}");
+            audit.finish("limit", Some(&why));
+            if limit.retry_after().is_none() && !matches!(limit, LimitExceeded::Concurrency { .. })
+            {
+                why.push_str(
+                    ". The call was stopped; retrying it as is will hit the same limit. The \
+                     server is fine and other calls go on.",
+                );
             }
-            // Tool errors are results the model can read, not protocol errors.
-            Err(CallError::Plugin(e)) => {
-                audit.finish("tool-error", Some(&e.message));
-                Ok(wire::call_error(&e.message))
-            }
-            Err(CallError::Limit(plugin, limit)) => {
-                let mut why = format!("plugin `{plugin}` {limit}");
-                audit.finish("limit", Some(&why));
-                if limit.retry_after().is_none()
-                    && !matches!(limit, LimitExceeded::Concurrency { .. })
-                {
-                    why.push_str(
-                        ". The call was stopped; retrying it as is will hit the same limit. The \
-                         server is fine and other calls go on.",
-                    );
-                }
-                Ok(wire::limit_error(&why, limit.retry_after()))
-            }
-            Err(CallError::Stopped(why)) => {
-                audit.finish("stopped", Some(&why));
-                Ok(wire::call_error(&format!(
-                    "{why}. The plugin was stopped; the server is fine and other calls go on."
-                )))
-            }
-            Err(e) => {
-                audit.finish("host-error", Some(&e.to_string()));
-                Err(rpc_error(e, name))
-            }
+            Ok(wire::limit_error(&why, limit.retry_after()))
+        }
+        Err(CallError::Stopped(why)) => {
+            audit.finish("stopped", Some(&why));
+            Ok(wire::call_error(&format!(
+                "{why}. The plugin was stopped; the server is fine and other calls go on."
+            )))
+        }
+        Err(e) => {
+            audit.finish("host-error", Some(&e.to_string()));
+            Err(rpc_error(e, name))
         }
     }
+}
 
-    /// Asks the user, through elicitation, whether the tool `name` may run with `arguments`.
-    /// `Err` has the audit outcome and the message for the caller.
-    pub(super) async fn confirm(
-        self: &Arc<Self>,
-        call: &Call<'_>,
-        name: &str,
-        arguments: &Value,
-    ) -> Result<(), (&'static str, String)> {
-        let mut shown = serde_json::to_string_pretty(arguments).unwrap_or_default();
-        if shown.len() > 2000 {
-            shown.truncate(shown.floor_char_boundary(2000));
-            shown.push_str("\n...");
+/// Asks the user, through elicitation, whether the tool `name` may run with `arguments`.
+/// `Err` has the audit outcome and the message for the caller.
+async fn confirm(
+    req: &Request<'_>,
+    name: &str,
+    arguments: &Value,
+) -> Result<(), (&'static str, String)> {
+    let mut shown = serde_json::to_string_pretty(arguments).unwrap_or_default();
+    if shown.len() > 2000 {
+        shown.truncate(shown.floor_char_boundary(2000));
+        shown.push_str("\n...");
+    }
+    let request = ElicitationRequest::Form(FormElicitation {
+        message: format!(
+            "Allow the tool `{name}` to run with these arguments?\n{shown}\n(The server's operator asks for confirmation before this tool runs.)"
+        ),
+        requested_schema: r#"{"type":"object","properties":{}}"#.into(),
+    });
+    let answer = req
+        .client_channel()
+        .ask(vec![(CONFIRM_KEY.into(), InputRequest::Elicit(request))])
+        .await
+        .pop()
+        .map(|(_, answer)| answer);
+    match answer {
+        Some(Ok(InputResponse::Elicit(answer))) if answer.action == ElicitationAction::Accept => {
+            Ok(())
         }
-        let request = ElicitationRequest::Form(FormElicitation {
-            message: format!(
-                "Allow the tool `{name}` to run with these arguments?\n{shown}\n(The server's operator asks for confirmation before this tool runs.)"
+        Some(Ok(_)) => Err((
+            "declined",
+            format!("the user declined to run `{name}`; it did not run"),
+        )),
+        Some(Err(AskError::AwaitingAnswer)) => Err((
+            "input-required",
+            "awaiting the user's confirmation".to_string(),
+        )),
+        Some(Err(AskError::Failed(why))) => Err((
+            "not-confirmed",
+            format!(
+                "`{name}` runs only after the user confirms it (confirm = true in the server's \
+                 configuration), and this client cannot be asked: {why}. It did not run."
             ),
-            requested_schema: r#"{"type":"object","properties":{}}"#.into(),
-        });
-        let answer = self
-            .client_channel(call)
-            .ask(vec![(CONFIRM_KEY.into(), InputRequest::Elicit(request))])
-            .await
-            .pop()
-            .map(|(_, answer)| answer);
-        match answer {
-            Some(Ok(InputResponse::Elicit(answer)))
-                if answer.action == ElicitationAction::Accept =>
-            {
-                Ok(())
-            }
-            Some(Ok(_)) => Err((
-                "declined",
-                format!("the user declined to run `{name}`; it did not run"),
-            )),
-            Some(Err(AskError::AwaitingAnswer)) => Err((
-                "input-required",
-                "awaiting the user's confirmation".to_string(),
-            )),
-            Some(Err(AskError::Failed(why))) => Err((
-                "not-confirmed",
-                format!(
-                    "`{name}` runs only after the user confirms it (confirm = true in the server's \
-                     configuration), and this client cannot be asked: {why}. It did not run."
-                ),
-            )),
-            None => Err((
-                "not-confirmed",
-                format!("no confirmation for `{name}`; it did not run"),
-            )),
-        }
+        )),
+        None => Err((
+            "not-confirmed",
+            format!("no confirmation for `{name}`; it did not run"),
+        )),
     }
 }
 

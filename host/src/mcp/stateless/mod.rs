@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::jsonrpc::{self, RpcError};
 use crate::mcp::version::ProtocolVersion;
-use crate::mcp::{Change, Server, Session, wire};
+use crate::mcp::{Change, Server, Session, handlers, wire};
 use crate::runtime::bindings::host::ListKind;
 use input_round::InputRound;
 use meta::{CacheScope, META_SUBSCRIPTION_ID, RequestMeta, finish_result};
@@ -47,8 +47,7 @@ impl Session {
             | "prompts/list"
             | "completion/complete" => {
                 let call = StatelessCall { meta, round: None };
-                self.request(version, id, method, params, cancelled, Some(&call))
-                    .await
+                handlers::dispatch(self, version, id, method, params, cancelled, Some(&call)).await
             }
             "tools/call" | "prompts/get" | "resources/read" => {
                 let (target, arguments) = round_key(method, &params);
@@ -66,9 +65,9 @@ impl Session {
                     meta,
                     round: Some(round.clone()),
                 };
-                let result = self
-                    .request(version, id, method, params, cancelled, Some(&call))
-                    .await;
+                let result =
+                    handlers::dispatch(self, version, id, method, params, cancelled, Some(&call))
+                        .await;
                 let failed = match &result {
                     Ok(r) => r.get("isError") == Some(&Value::Bool(true)),
                     Err(_) => true,
