@@ -16,7 +16,8 @@
 //! - [`catalog`]: public names to plugins, schemas checked and costed, resource routing.
 //! - [`runtime`]: wasmtime, the sandbox, limits (a crate of its own).
 //!
-//! Beside them: [`config`] (the TOML file, resolved), [`setup`] (what to load, shared by start,
+//! Beside them: [`serve`] (the composition root: configuration, runtime, catalog, server,
+//! transport), [`config`] (the TOML file, resolved), [`setup`] (what to load, shared by start,
 //! reload and `palisade inspect`), [`reload`], [`audit`], [`memory`]. ARCHITECTURE.md at the
 //! repository's root follows a request through them.
 //!
@@ -51,8 +52,8 @@ pub mod config;
 pub mod inspect;
 pub mod mcp;
 pub mod memory;
-pub mod native;
 pub mod reload;
+pub mod serve;
 /// The plugin runtime, a crate of its own (`crates/runtime`): the server depends on it, never the
 /// other way.
 pub use palisade_runtime as runtime;

@@ -2,22 +2,14 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 use sha2::{Digest as _, Sha256};
 
-use palisade::catalog::Catalog;
 use palisade::inspect::inspect;
-use palisade::mcp::stateless::request_state::StateKey;
-use palisade::mcp::{Server, StateSettings};
-use palisade::reload;
-use palisade::runtime::sandbox::Root;
-use palisade::runtime::{CompileCache, Runtime};
+use palisade::runtime::Runtime;
 use palisade::setup::{self, ServeOptions};
-use palisade::transport::http::HttpOptions;
-use palisade::transport::http::guard::AllowList;
 
 /// Palisade: an MCP server that runs every tool as a sandboxed WebAssembly component.
 ///
@@ -79,10 +71,6 @@ struct ServeArgs {
     /// for clients that give no roots of their own. Repeatable.
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
-    /// Also serve `native_greet` and `native_blob`, tools compiled into the host: the baseline
-    /// `palisade-bench` compares sandboxed calls against.
-    #[arg(long)]
-    native_baseline: bool,
     /// Items per page of every list (overrides [server] page_size; default 50).
     #[arg(long, value_name = "N")]
     page_size: Option<usize>,
@@ -106,20 +94,10 @@ struct CacheArgs {
     cache_dir: Option<PathBuf>,
 }
 
-/// Task polls between two looks at I/O readiness (tokio's default is 61).
-const EVENT_INTERVAL: u32 = 1;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        // Look for I/O (a client's next request) at every scheduling round rather than every
-        // 61: a plugin spinning until its deadline yields at each epoch tick, and without this
-        // other clients' sockets would wait up to 61 of its slices to be noticed.
-        .event_interval(EVENT_INTERVAL)
-        .build()
-    {
+    palisade::serve::init_logging();
+    let runtime = match palisade::serve::async_runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("palisade: cannot start the async runtime: {e}");
@@ -134,7 +112,7 @@ fn main() -> ExitCode {
                 config,
                 cache,
             } => {
-                let runtime = Runtime::new(cache_for(cache.cache_dir, None)?)?;
+                let runtime = Runtime::new(setup::compile_cache(cache.cache_dir, None)?)?;
                 let config = setup::plugin_to_inspect(&plugin, config.as_deref())?;
                 print!("{}", inspect(&runtime, config).await?);
                 Ok(())
@@ -180,96 +158,10 @@ async fn serve(args: ServeArgs) -> Result<()> {
         roots: args.roots,
         page_size: args.page_size,
         cache_dir: args.cache.cache_dir,
-        native_baseline: args.native_baseline,
         no_watch: args.no_watch,
         http: args.http,
     };
-    let (config, wanted) = options.resolve()?;
-    if wanted.is_empty() {
-        tracing::warn!(
-            "no plugins: give --plugin FILE.wasm or a --config with [plugins.NAME] sections"
-        );
-    }
-    let roots = Root::from_dirs(&config.roots)?;
-    let runtime = Arc::new(Runtime::new(cache_for(
-        options.cache_dir.clone(),
-        config.cache_dir.clone(),
-    )?)?);
-    if let Some(root) = roots.iter().find(|r| runtime.cache.overlaps(&r.host_path)) {
-        anyhow::bail!(
-            "the root {} contains the compile cache {} (or lies inside it): a plugin granted \
-             roots could write native code the server runs; serve another directory, or move \
-             the cache (--cache-dir)",
-            root.host_path.display(),
-            runtime.cache.dir().display()
-        );
-    }
-    let plugins = setup::load_all(&runtime, wanted).await?;
-    let native = if options.native_baseline {
-        palisade::native::baseline_tools()
-    } else {
-        Vec::new()
-    };
-    let catalog =
-        Catalog::new(plugins.clone(), native).context("cannot serve these plugins together")?;
-    let audit = config
-        .audit
-        .clone()
-        .map(palisade::audit::AuditLog::open)
-        .transpose()?;
-    let request_state = StateSettings {
-        key: match &config.request_state.key_file {
-            Some(file) => {
-                let secret = std::fs::read_to_string(file).with_context(|| {
-                    format!("cannot read the request state key file {}", file.display())
-                })?;
-                StateKey::from_secret(&secret)
-                    .with_context(|| format!("request state key file {}", file.display()))?
-            }
-            None => StateKey::random()?,
-        },
-        ttl: config.request_state.ttl,
-    };
-    let server = Server::new(
-        catalog,
-        config.page_size,
-        roots,
-        config.access.clone(),
-        audit,
-        request_state,
-    );
-    if config.watch {
-        // Serving matters more than reloading: without a watcher, say so and go on.
-        if let Err(e) = reload::start(server.clone(), runtime, options, plugins) {
-            tracing::warn!("live reload is off: cannot watch files: {e:#}");
-        }
-    }
-    // A burst of clients leaves freed memory behind; give it back once they are gone.
-    palisade::memory::start_trimming();
-    let tools = server.catalog().tools().len();
-    match config.http.listen {
-        Some(listen) => {
-            let options = HttpOptions {
-                listen,
-                allow: AllowList {
-                    hosts: config.http.allowed_hosts.clone(),
-                    origins: config.http.allowed_origins.clone(),
-                },
-                idle_timeout: config.http.session_idle_timeout,
-                max_body_bytes: config.http.max_body_bytes,
-                header_timeout: config.http.header_timeout,
-                body_timeout: config.http.body_timeout,
-                max_sessions: config.http.max_sessions,
-                max_sessions_per_client: config.http.max_sessions_per_client,
-            };
-            tracing::info!(tools, "serving MCP over HTTP");
-            palisade::transport::http::serve(server, options).await
-        }
-        None => {
-            tracing::info!(tools, "serving MCP on stdio");
-            palisade::transport::stdio::serve(server).await
-        }
-    }
+    palisade::serve::serve(options, palisade::serve::no_host_tools).await
 }
 
 /// `palisade compile`: fills the compile cache the way `serve` would use it.
@@ -284,7 +176,7 @@ fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathB
         ..ServeOptions::default()
     };
     let (config, wanted) = options.resolve()?;
-    let runtime = Runtime::new(cache_for(cache_dir, config.cache_dir.clone())?)?;
+    let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
     for plugin in wanted.iter().map(|w| &w.config) {
         let wasm = std::fs::read(&plugin.spec.path).with_context(|| {
             format!(
@@ -316,23 +208,4 @@ fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathB
         );
     }
     Ok(())
-}
-
-/// The compile cache: `--cache-dir`, else the configuration's, else the user's cache directory.
-fn cache_for(flag: Option<PathBuf>, configured: Option<PathBuf>) -> Result<CompileCache> {
-    let dir = match flag.or(configured) {
-        Some(dir) => dir,
-        None => CompileCache::default_dir()?,
-    };
-    CompileCache::open(&dir)
-}
-
-fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
 }

@@ -12,7 +12,7 @@ use notify::{EventKind, RecursiveMode, Watcher as _};
 use sha2::Digest as _;
 use tokio::sync::mpsc;
 
-use crate::catalog::{Catalog, Loaded, definition_changes};
+use crate::catalog::{Catalog, InHostTools, Loaded, definition_changes};
 use crate::config::RootsAccess;
 use crate::mcp::{Change, ReloadHooks, Server};
 use crate::runtime::Runtime;
@@ -31,6 +31,8 @@ pub struct Live {
     server: Arc<Server>,
     runtime: Arc<Runtime>,
     options: ServeOptions,
+    /// Tools compiled into the host, served beside the plugins' after every reload too.
+    in_host: InHostTools,
     plugins: Vec<Loaded>,
     watcher: notify::RecommendedWatcher,
     watched: HashSet<PathBuf>,
@@ -46,6 +48,7 @@ pub fn start(
     runtime: Arc<Runtime>,
     options: ServeOptions,
     plugins: Vec<Loaded>,
+    in_host: InHostTools,
 ) -> Result<tokio::task::JoinHandle<()>> {
     let (events_tx, events) = mpsc::unbounded_channel::<notify::Event>();
     let watcher =
@@ -65,6 +68,7 @@ pub fn start(
         server,
         runtime,
         options,
+        in_host,
         plugins,
         watcher,
         watched: HashSet::new(),
@@ -259,12 +263,7 @@ impl Live {
                 },
             }
         }
-        let native = if self.options.native_baseline {
-            crate::native::baseline_tools()
-        } else {
-            Vec::new()
-        };
-        match Catalog::new(plugins.clone(), native) {
+        match Catalog::new(plugins.clone(), (self.in_host)()) {
             Ok(catalog) => {
                 tracing::info!(
                     plugins = plugins.len(),

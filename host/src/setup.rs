@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 
 use crate::catalog::Loaded;
 use crate::config::{self, Config, PluginConfig, RootsAccess};
-use crate::runtime::{Plugin, Runtime};
+use crate::runtime::{CompileCache, Plugin, Runtime};
 
 /// What `palisade serve` was asked to serve.
 #[derive(Debug, Clone, Default)]
@@ -23,8 +23,6 @@ pub struct ServeOptions {
     pub page_size: Option<usize>,
     /// `--cache-dir`.
     pub cache_dir: Option<PathBuf>,
-    /// `--native-baseline`: serve the benchmark's in-host tools.
-    pub native_baseline: bool,
     /// `--no-watch`.
     pub no_watch: bool,
     /// `--http ADDR`.
@@ -178,4 +176,13 @@ pub fn new_token() -> Result<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
     Ok(hex::encode(bytes))
+}
+
+/// The compile cache: `--cache-dir`, else the configuration's, else the user's cache directory.
+pub fn compile_cache(flag: Option<PathBuf>, configured: Option<PathBuf>) -> Result<CompileCache> {
+    let dir = match flag.or(configured) {
+        Some(dir) => dir,
+        None => CompileCache::default_dir()?,
+    };
+    CompileCache::open(&dir)
 }

@@ -30,8 +30,6 @@ fn the_benchmark_suite_reports_every_measurement() {
         ])
         .arg("--plugin-dir")
         .arg(plugin_path("hello").parent().unwrap())
-        .arg("--palisade")
-        .arg(&palisade)
         .arg("--json")
         .arg(&json_path)
         .current_dir(repo_root())

@@ -74,6 +74,11 @@ pub struct Loaded {
     pub config: PluginConfig,
 }
 
+/// Tools compiled into the host that a server serves beside its plugins' (none for `palisade
+/// serve`; the benchmark's baseline for `palisade-bench serve`). A function, so every reload
+/// gets them fresh.
+pub type InHostTools = fn() -> Vec<HostTool>;
+
 /// Every plugin and everything they serve.
 pub struct Catalog {
     /// The plugins served, in the configuration's order.

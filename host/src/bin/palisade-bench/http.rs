@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 
 use crate::stdio::{Call, serve_command};
 
-/// `palisade serve --http` on a free local port.
+/// The benchmark's server (`palisade-bench serve --http`) on a free local port.
 pub struct HttpServer {
     child: Child,
     pub addr: SocketAddr,

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::measure::{Scratch, Stats, median};
 use crate::stdio::{Call, StdioServer};
-use crate::{bench_config, palisade_path};
+use crate::{bench_config, server_binary};
 
 #[derive(clap::Args)]
 pub struct LanguageArgs {
@@ -25,9 +25,6 @@ pub struct LanguageArgs {
     /// Where the example plugins are (hello.wasm, textkit-py.wasm, textkit-js.wasm).
     #[arg(long, default_value = "target/plugins")]
     plugin_dir: PathBuf,
-    /// The palisade binary (default: next to this one).
-    #[arg(long)]
-    palisade: Option<PathBuf>,
     /// Also write the results here, as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -56,7 +53,7 @@ fn time_to_first_call(
 }
 
 pub fn run(args: LanguageArgs) -> Result<()> {
-    let palisade = palisade_path(args.palisade)?;
+    let palisade = server_binary()?;
     let scratch = Scratch::new()?;
     let plugins: Vec<(&str, PathBuf)> = LANGUAGES
         .iter()

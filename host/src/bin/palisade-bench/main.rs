@@ -1,19 +1,23 @@
 //! `palisade-bench`: what the sandbox costs.
 //!
 //! - `palisade-bench` (no subcommand): the whole suite, every sandboxed measurement next to its
-//!   native baseline from the same run (a tool compiled into the host, `--native-baseline`):
+//!   native baseline from the same run (a tool compiled into the host, `native.rs`):
 //!   `tools/call` over stdio and Streamable HTTP, sequential and concurrent; large payloads;
 //!   fuel metering on and off; start-up with 1 to 50 plugins; resident memory; a trivial call
 //!   while other clients attack another plugin. Prints tables and the targets, and writes
 //!   everything as JSON.
 //! - `palisade-bench languages`: the same `greet` tool written in Rust, Python and JavaScript:
 //!   start-up with an empty and a warm compile cache, and the per-call cost of each.
+//! - `palisade-bench serve`: the server every measurement talks to. It is `palisade serve`
+//!   (the library's composition root, `palisade::serve`) with the baseline tools added, so the
+//!   sandboxed and the native tools share one process and one request path.
 
 mod attack;
 mod fuel;
 mod http;
 mod languages;
 mod measure;
+mod native;
 mod startup;
 mod stdio;
 mod suite;
@@ -39,25 +43,52 @@ struct Cli {
 enum Benchmark {
     /// Start-up and per-call cost of plugins written in Rust, Python and JavaScript.
     Languages(languages::LanguageArgs),
+    /// Serve like `palisade serve --no-watch`, plus the baseline tools `native_greet` and
+    /// `native_blob`: the server the measurements start.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Configuration file (palisade.toml).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// The compile cache to use.
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Serve over HTTP at this address instead of stdio.
+    #[arg(long, value_name = "ADDR", value_parser = palisade::config::parse_listen)]
+    http: Option<std::net::SocketAddr>,
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Some(Benchmark::Languages(args)) => languages::run(args),
+        Some(Benchmark::Serve(args)) => serve(args),
         None => suite::run(cli.suite),
     }
 }
 
-/// The palisade binary: `flag`, else the one next to this benchmark.
-fn palisade_path(flag: Option<PathBuf>) -> Result<PathBuf> {
-    match flag {
-        Some(p) => Ok(p),
-        None => Ok(std::env::current_exe()?
-            .parent()
-            .context("no directory for this binary")?
-            .join("palisade")),
-    }
+/// `palisade-bench serve`: the library's composition root, run as `palisade serve` runs it.
+fn serve(args: ServeArgs) -> Result<()> {
+    palisade::serve::init_logging();
+    let runtime = palisade::serve::async_runtime()?;
+    let options = palisade::setup::ServeOptions {
+        config: Some(args.config),
+        cache_dir: args.cache_dir,
+        http: args.http,
+        no_watch: true,
+        ..Default::default()
+    };
+    let result = runtime.block_on(palisade::serve::serve(options, native::baseline_tools));
+    runtime.shutdown_background();
+    result
+}
+
+/// The program the measurements start: this benchmark, as `palisade-bench serve`.
+fn server_binary() -> Result<PathBuf> {
+    std::env::current_exe().context("cannot find this benchmark's own binary")
 }
 
 /// A configuration serving `plugins` (name, wasm) with every limit on but the call rates, which

@@ -54,12 +54,13 @@ impl Call {
     }
 }
 
-/// `palisade serve --native-baseline` with `config` and the compile cache `cache`, no file
-/// watching, warnings only on stderr; stdio unless more arguments say otherwise.
+/// `palisade-bench serve` (`palisade serve` plus the baseline tools) with `config` and the
+/// compile cache `cache`, no file watching, warnings only on stderr; stdio unless more
+/// arguments say otherwise.
 pub fn serve_command(palisade: &Path, config: &Path, cache: &Path) -> Command {
     let mut command = Command::new(palisade);
     command
-        .args(["serve", "--native-baseline", "--no-watch", "--config"])
+        .args(["serve", "--config"])
         .arg(config)
         .arg("--cache-dir")
         .arg(cache)
@@ -68,7 +69,7 @@ pub fn serve_command(palisade: &Path, config: &Path, cache: &Path) -> Command {
     command
 }
 
-/// `palisade serve --native-baseline` over stdio, in a 2025-11-25 session.
+/// The benchmark's server over stdio, in a 2025-11-25 session.
 pub struct StdioServer {
     child: Child,
     stdin: ChildStdin,

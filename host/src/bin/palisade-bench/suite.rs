@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::http::{self, HttpClient, HttpServer, Mode};
 use crate::measure::{RssPeak, Scratch, Stats, cpu_ns, median, ms, rss_bytes};
 use crate::stdio::{Call, Expect, StdioServer};
-use crate::{attack, bench_config, fuel, palisade_path, startup};
+use crate::{attack, bench_config, fuel, server_binary, startup};
 
 #[derive(clap::Args)]
 pub struct SuiteArgs {
@@ -39,9 +39,6 @@ pub struct SuiteArgs {
     /// Where the plugins are (hello.wasm, bench.wasm), as built by plugins/build.sh.
     #[arg(long, default_value = "target/plugins")]
     plugin_dir: PathBuf,
-    /// The palisade binary (default: next to this one).
-    #[arg(long)]
-    palisade: Option<PathBuf>,
     /// Where to write the results as JSON.
     #[arg(
         long,
@@ -134,7 +131,7 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
         args.payload_calls = args.payload_calls.min(5);
     }
     let rounds = args.rounds.max(1);
-    let palisade = palisade_path(args.palisade.clone())?;
+    let palisade = server_binary()?;
     let hello = args.plugin_dir.join("hello.wasm");
     let bench = args.plugin_dir.join("bench.wasm");
     for wasm in [

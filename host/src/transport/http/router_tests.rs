@@ -15,16 +15,40 @@ use tower::ServiceExt as _;
 use super::guard::AllowList;
 use super::streams::ServerHistory;
 use super::{AppState, HttpOptions, router};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, HostTool};
 use crate::config::AccessConfig;
 use crate::config::access::{Scope, Token, sha256};
 use crate::mcp::Server;
 use crate::mcp::stateless::input_round::StateSettings;
 use crate::mcp::stateless::request_state::StateKey;
+use crate::runtime::bindings::tools::{CallResult, Tool};
 
 const TOKEN: &str = "a-token-of-the-tests";
 
-/// The router of a server serving the benchmark's in-host tools, with or without a token.
+/// One tool compiled into the host, so a token's scope covers something served.
+fn noop_tool() -> HostTool {
+    HostTool {
+        owner: "in-host",
+        tool: Tool {
+            name: "noop".into(),
+            title: None,
+            description: Some("Does nothing".into()),
+            input_schema: r#"{"type":"object"}"#.into(),
+            output_schema: None,
+            annotations: None,
+            icons: Vec::new(),
+            meta: None,
+        },
+        run: |_| CallResult {
+            content: Vec::new(),
+            structured_content: None,
+            is_error: false,
+            meta: None,
+        },
+    }
+}
+
+/// The router of a server serving one in-host tool, with or without a token.
 fn app(with_token: bool) -> axum::Router {
     let mut access = AccessConfig::default();
     if with_token {
@@ -34,7 +58,7 @@ fn app(with_token: bool) -> axum::Router {
             scope: Arc::new(Scope::all()),
         });
     }
-    let catalog = Catalog::new(Vec::new(), crate::native::baseline_tools()).unwrap();
+    let catalog = Catalog::new(Vec::new(), vec![noop_tool()]).unwrap();
     let settings = StateSettings {
         key: StateKey::from_secret(&"k".repeat(32)).unwrap(),
         ttl: Duration::from_secs(60),

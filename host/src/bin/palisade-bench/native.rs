@@ -1,12 +1,12 @@
-//! The benchmark's baseline (`--native-baseline`): tools compiled into the host, served through
-//! the same request path as a plugin's tool (parsing, validation, dispatch, result shaping),
-//! minus the sandbox.
+//! The benchmark's baseline: tools compiled into the host, served (by `palisade-bench serve`)
+//! through the same request path as a plugin's tool (parsing, validation, dispatch, result
+//! shaping), minus the sandbox.
 
 use serde_json::Value;
 
-use crate::catalog::{HostFn, HostTool};
-use crate::runtime::bindings::tools::{CallResult, Tool};
-use crate::runtime::bindings::types::{ContentBlock, TextContent};
+use palisade::catalog::{HostFn, HostTool};
+use palisade::runtime::bindings::tools::{CallResult, Tool};
+use palisade::runtime::bindings::types::{ContentBlock, TextContent};
 
 /// The name scopes know these tools' owner by, as a plugin's name.
 pub const OWNER: &str = "native";

@@ -1,0 +1,132 @@
+//! The composition root of a server: configuration, then the runtime and the plugins, then the
+//! catalog, then the server, then one transport. `palisade serve` runs it; so does the
+//! benchmark, with its in-host baseline tools. A reload (`reload.rs`) rebuilds the catalog from
+//! the same pieces: `setup::load_plugin` and `Catalog::new` with the same in-host tools.
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+
+use crate::audit::AuditLog;
+use crate::catalog::{Catalog, HostTool, InHostTools};
+use crate::mcp::stateless::request_state::StateKey;
+use crate::mcp::{Server, StateSettings};
+use crate::reload;
+use crate::runtime::Runtime;
+use crate::runtime::sandbox::Root;
+use crate::setup::{self, ServeOptions};
+use crate::transport;
+use crate::transport::http::HttpOptions;
+use crate::transport::http::guard::AllowList;
+
+/// No tools compiled into the host: what `palisade serve` serves.
+pub fn no_host_tools() -> Vec<HostTool> {
+    Vec::new()
+}
+
+/// Task polls between two looks at I/O readiness (tokio's default is 61).
+pub const EVENT_INTERVAL: u32 = 1;
+
+/// The async runtime a server runs on.
+pub fn async_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        // Look for I/O (a client's next request) at every scheduling round rather than every
+        // 61: a plugin spinning until its deadline yields at each epoch tick, and without this
+        // other clients' sockets would wait up to 61 of its slices to be noticed.
+        .event_interval(EVENT_INTERVAL)
+        .build()
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default: info).
+pub fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+/// Serves `options` (and the tools `in_host` gives) until the transport ends: stdin closes, or
+/// the process is stopped.
+pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
+    let (config, wanted) = options.resolve()?;
+    if wanted.is_empty() {
+        tracing::warn!(
+            "no plugins: give --plugin FILE.wasm or a --config with [plugins.NAME] sections"
+        );
+    }
+    let roots = Root::from_dirs(&config.roots)?;
+    let runtime = Arc::new(Runtime::new(setup::compile_cache(
+        options.cache_dir.clone(),
+        config.cache_dir.clone(),
+    )?)?);
+    if let Some(root) = roots.iter().find(|r| runtime.cache.overlaps(&r.host_path)) {
+        anyhow::bail!(
+            "the root {} contains the compile cache {} (or lies inside it): a plugin granted \
+             roots could write native code the server runs; serve another directory, or move \
+             the cache (--cache-dir)",
+            root.host_path.display(),
+            runtime.cache.dir().display()
+        );
+    }
+    let plugins = setup::load_all(&runtime, wanted).await?;
+    let catalog =
+        Catalog::new(plugins.clone(), in_host()).context("cannot serve these plugins together")?;
+    let audit = config.audit.clone().map(AuditLog::open).transpose()?;
+    let request_state = StateSettings {
+        key: match &config.request_state.key_file {
+            Some(file) => {
+                let secret = std::fs::read_to_string(file).with_context(|| {
+                    format!("cannot read the request state key file {}", file.display())
+                })?;
+                StateKey::from_secret(&secret)
+                    .with_context(|| format!("request state key file {}", file.display()))?
+            }
+            None => StateKey::random()?,
+        },
+        ttl: config.request_state.ttl,
+    };
+    let server = Server::new(
+        catalog,
+        config.page_size,
+        roots,
+        config.access.clone(),
+        audit,
+        request_state,
+    );
+    if config.watch {
+        // Serving matters more than reloading: without a watcher, say so and go on.
+        if let Err(e) = reload::start(server.clone(), runtime, options, plugins, in_host) {
+            tracing::warn!("live reload is off: cannot watch files: {e:#}");
+        }
+    }
+    // A burst of clients leaves freed memory behind; give it back once they are gone.
+    crate::memory::start_trimming();
+    let tools = server.catalog().tools().len();
+    match config.http.listen {
+        Some(listen) => {
+            let options = HttpOptions {
+                listen,
+                allow: AllowList {
+                    hosts: config.http.allowed_hosts.clone(),
+                    origins: config.http.allowed_origins.clone(),
+                },
+                idle_timeout: config.http.session_idle_timeout,
+                max_body_bytes: config.http.max_body_bytes,
+                header_timeout: config.http.header_timeout,
+                body_timeout: config.http.body_timeout,
+                max_sessions: config.http.max_sessions,
+                max_sessions_per_client: config.http.max_sessions_per_client,
+            };
+            tracing::info!(tools, "serving MCP over HTTP");
+            transport::http::serve(server, options).await
+        }
+        None => {
+            tracing::info!(tools, "serving MCP on stdio");
+            transport::stdio::serve(server).await
+        }
+    }
+}
