@@ -25,7 +25,6 @@ use anyhow::{Context as _, Result};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::middleware;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -110,7 +109,7 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
 }
 
 /// The routes, and the layers around them: CORS outermost (a preflight is answered before any
-/// check), then the body's size and time limits, then [`caller::check_caller`] on every route.
+/// check), then the body's size and time limits, then [`caller::CheckCaller`] on every route.
 fn router(state: Arc<AppState>) -> axum::Router {
     let options = &state.options;
     let allow = options.allow.clone();
@@ -130,10 +129,7 @@ fn router(state: Arc<AppState>) -> axum::Router {
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .route("/sse", get(sse_2024::open))
         .route("/messages", post(sse_2024::message))
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            caller::check_caller,
-        ))
+        .route_layer(caller::CheckCallerLayer(state.clone()))
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         // A client sending its body a byte at a time is cut off.
         .layer(RequestBodyTimeoutLayer::new(options.body_timeout))
