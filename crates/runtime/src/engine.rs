@@ -16,7 +16,7 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(2);
 const MAX_WASM_STACK: usize = 1 << 20;
 
 /// Instances that can be alive at once, across all plugins: the size of the instance pool. A call
-/// waits for a free slot (see [`super::Runtime::instance_slots`]) rather than fail.
+/// waits for a free slot (`Runtime::instance_slots`) rather than fail.
 pub const INSTANCE_SLOTS: u32 = 128;
 
 /// Linear memories and tables one component instance may have (toolchains link a component's

@@ -106,11 +106,6 @@ impl Gate {
         }
     }
 
-    /// The limits the gate enforces.
-    pub fn limits(&self) -> &Limits {
-        &self.limits
-    }
-
     /// Lets a call from `client` in, or says which limit refuses it and when to retry.
     pub fn admit(&self, client: &Arc<str>) -> Result<Admission, LimitExceeded> {
         let now = Instant::now();

@@ -44,15 +44,15 @@ pub mod bindings;
 mod cache;
 mod call;
 mod engine;
-pub mod gate;
+mod gate;
 mod host_api;
 mod host_pattern;
 mod lift;
-pub mod limits;
+mod limits;
 mod network;
 mod output;
 mod plugin;
-pub mod sandbox;
+mod sandbox;
 mod spec;
 mod store;
 mod wasi_guard;
@@ -63,6 +63,7 @@ pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine}
 pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
 pub use limits::LimitExceeded;
 pub use plugin::{CallError, Exports, Plugin, import_status};
+pub use sandbox::Root;
 pub use spec::{AccessMode, DirGrant, Limits, PluginSpec, RootsAccess};
 
 use std::sync::Arc;
@@ -77,10 +78,10 @@ pub struct Runtime {
     /// Compiled components on disk, checked before they are loaded.
     pub cache: CompileCache,
     /// Every plugin's admission state, kept across reloads.
-    pub gates: gate::Gates,
+    pub(crate) gates: gate::Gates,
     /// Free slots of the engine's instance pool: a call holds one while its instance lives, so
     /// a burst of calls across many plugins waits for a slot instead of failing.
-    pub instance_slots: Arc<Semaphore>,
+    pub(crate) instance_slots: Arc<Semaphore>,
     /// Whether calls count fuel.
     pub metering: Metering,
     _ticker: EpochTicker,

@@ -23,8 +23,8 @@ use tokio::sync::{broadcast, mpsc};
 use crate::audit::AuditLog;
 use crate::catalog::Catalog;
 use crate::config::AccessConfig;
+use crate::runtime::Root;
 use crate::runtime::bindings::host::ListKind;
-use crate::runtime::sandbox::Root;
 use version::ProtocolVersion;
 
 pub use intake::{Accepted, BatchAccepted, Reply, batch_responses};

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::runtime::sandbox::Root;
+use crate::runtime::Root;
 
 /// The usable roots of a `roots/list` result. A root that is not a `file://` URI, does not exist
 /// or is not a directory is skipped with a log line saying why.

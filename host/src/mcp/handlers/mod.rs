@@ -23,9 +23,9 @@ use super::session::asks::SessionClient;
 use super::stateless::StatelessCall;
 use super::version::ProtocolVersion;
 use crate::config::RootsAccess;
+use crate::runtime::Root;
 use crate::runtime::bindings::host::{AskError, InputRequest};
 use crate::runtime::bindings::types::ErrorCode;
-use crate::runtime::sandbox::Root;
 use crate::runtime::{CallContext, CallError, ClientChannel, Plugin};
 
 /// Every method a client may call in an initialize-based session; anything else is `-32601`,

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use super::Session;
 use super::asks::{ROOTS_TIMEOUT, Waiter};
 use crate::mcp::roots;
-use crate::runtime::sandbox::Root;
+use crate::runtime::Root;
 
 /// How long a call for a plugin granted roots waits for the client's `roots/list` answer.
 const ROOTS_WAIT: Duration = Duration::from_secs(5);
