@@ -49,6 +49,7 @@ mod host_api;
 mod host_pattern;
 mod lift;
 mod limits;
+mod load_error;
 mod network;
 mod output;
 mod plugin;
@@ -62,6 +63,7 @@ pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, P
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
 pub use limits::LimitExceeded;
+pub use load_error::{Cause, LoadError};
 pub use plugin::{CallError, Exports, Plugin, import_status};
 pub use sandbox::Root;
 pub use spec::{AccessMode, DirGrant, Limits, PluginSpec, RootsAccess};

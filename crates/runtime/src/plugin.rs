@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use futures_util::FutureExt as _;
 use sha2::Digest as _;
 use wasmtime::component::{
@@ -27,7 +27,7 @@ use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
 use super::network::NetworkPolicy;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use super::store::StoreState;
-use crate::{AccessMode, PluginSpec, RootsAccess};
+use crate::{AccessMode, LoadError, PluginSpec, RootsAccess};
 
 /// Which `palisade:plugin` interfaces a component exports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -163,7 +163,7 @@ struct Listing {
 
 impl Plugin {
     /// Compiles (or loads from the cache), links and introspects the plugin of `spec`.
-    pub async fn load(runtime: &Runtime, spec: PluginSpec) -> Result<Plugin> {
+    pub async fn load(runtime: &Runtime, spec: PluginSpec) -> Result<Plugin, LoadError> {
         let name: Arc<str> = spec.name.as_str().into();
         // Reading, hashing, compiling and linking take milliseconds to seconds of CPU: off the
         // threads that serve requests (a reload happens while they serve).
@@ -172,7 +172,9 @@ impl Plugin {
             let (engine, cache) = (runtime.engine.clone(), runtime.cache.clone());
             tokio::task::spawn_blocking(move || prepare(&engine, &cache, &name, &path, pinned))
                 .await
-                .context("loading a plugin panicked")??
+                .map_err(|_| LoadError::Panicked {
+                    plugin: spec.name.clone(),
+                })??
         };
         let exports = Exports {
             tools: tools::GuestIndices::new(&pre).is_ok(),
@@ -181,21 +183,19 @@ impl Plugin {
             completion: completion::GuestIndices::new(&pre).is_ok(),
         };
         let funcs = Funcs::of(pre.component(), exports);
-        anyhow::ensure!(
-            exports != Exports::default(),
-            "plugin `{name}`: {} exports none of the interfaces palisade:plugin/tools, resources, \
-             prompts or completion @0.1.0; build it against the WIT in wit/",
-            spec.path.display()
-        );
+        if exports == Exports::default() {
+            return Err(LoadError::NoExports {
+                plugin: spec.name.clone(),
+                path: spec.path.clone(),
+            });
+        }
         if let Some(dir) = spec.dirs.iter().find(|d| runtime.cache.overlaps(&d.host)) {
-            anyhow::bail!(
-                "plugin `{name}`: its directory grant {} ({}) contains the compile cache {} (or \
-                 lies inside it): a plugin that can reach the cache could have native code run \
-                 in the server; grant another directory, or move the cache (--cache-dir)",
-                dir.host.display(),
-                dir.guest,
-                runtime.cache.dir().display()
-            );
+            return Err(LoadError::GrantReachesCache {
+                plugin: spec.name.clone(),
+                host: dir.host.clone(),
+                guest: dir.guest.clone(),
+                cache: runtime.cache.dir().to_path_buf(),
+            });
         }
         let grants = Arc::new(Grants {
             dirs: spec.dirs.clone(),
@@ -228,12 +228,13 @@ impl Plugin {
             pre,
             funcs,
         };
-        let listing = plugin.list_everything().await.map_err(|e| {
-            anyhow::anyhow!(
-                "plugin `{}`: listing what it offers failed: {e}",
-                plugin.name
-            )
-        })?;
+        let listing = plugin
+            .list_everything()
+            .await
+            .map_err(|why| LoadError::Listing {
+                plugin: plugin.name.to_string(),
+                why,
+            })?;
         plugin.tools = listing.tools;
         plugin.resources = listing.resources;
         plugin.templates = listing.templates;
@@ -519,27 +520,33 @@ fn prepare(
     name: &str,
     path: &std::path::Path,
     pinned: Option<[u8; 32]>,
-) -> Result<([u8; 32], InstancePre<StoreState>)> {
-    let wasm = std::fs::read(path)
-        .with_context(|| format!("plugin `{name}`: cannot read {}", path.display()))?;
+) -> Result<([u8; 32], InstancePre<StoreState>), LoadError> {
+    let wasm = std::fs::read(path).map_err(|source| LoadError::Read {
+        plugin: name.to_string(),
+        path: path.to_path_buf(),
+        source,
+    })?;
     let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
     if let Some(expected) = pinned.filter(|e| *e != wasm_sha256) {
-        anyhow::bail!(
-            "plugin `{name}`: {} has SHA-256 {}, but the configuration pins {}; refusing to \
-             load it (if this file is the one you trust, put its hash in plugins.{name}.sha256)",
-            path.display(),
-            hex::encode(wasm_sha256),
-            hex::encode(expected)
-        );
+        return Err(LoadError::NotPinned {
+            plugin: name.to_string(),
+            path: path.to_path_buf(),
+            actual: hex::encode(wasm_sha256),
+            pinned: hex::encode(expected),
+        });
     }
-    let component = cache.load(engine, &wasm, &wasm_sha256, name).with_context(|| {
-        format!(
-            "plugin `{name}`: {} is not a valid WebAssembly component (build it with --target wasm32-wasip2)",
-            path.display()
-        )
+    let component =
+        cache
+            .load(engine, &wasm, &wasm_sha256, name)
+            .map_err(|e| LoadError::NotAComponent {
+                plugin: name.to_string(),
+                path: path.to_path_buf(),
+                source: e.into(),
+            })?;
+    let pre = link(engine, &component).map_err(|e| LoadError::Link {
+        plugin: name.to_string(),
+        source: e.into(),
     })?;
-    let pre = link(engine, &component)
-        .with_context(|| format!("plugin `{name}`: cannot link its imports"))?;
     Ok((wasm_sha256, pre))
 }
 
