@@ -18,8 +18,9 @@
 //! - [`PluginSpec`], [`Limits`], [`DirGrant`], [`HostPattern`]: the sandbox's input (`spec.rs`,
 //!   `host_pattern.rs`); `sandbox.rs` turns grants into WASI preopens, `network.rs` checks
 //!   each outgoing request.
-//! - [`Plugin`]: a loaded component and what it offers; `plugin.rs` has the calls,
-//!   `store.rs` the per-call store, `host_api.rs` the host functions plugins import.
+//! - [`Plugin`]: a loaded component and what it offers; `link.rs` reads, checks, compiles and
+//!   links the file ([`LoadError`] says why it could not), `plugin.rs` has the calls, `store.rs`
+//!   the per-call store, `host_api.rs` the host functions plugins import.
 //! - [`CallContext`]: one call's cancellation, client channel and the answers it awaits
 //!   (`call.rs`).
 //!
@@ -49,6 +50,7 @@ mod host_api;
 mod host_pattern;
 mod lift;
 mod limits;
+mod link;
 mod load_error;
 mod network;
 mod output;
@@ -63,8 +65,9 @@ pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, P
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
 pub use limits::LimitExceeded;
+pub use link::import_status;
 pub use load_error::{Cause, LoadError};
-pub use plugin::{CallError, Exports, Plugin, import_status};
+pub use plugin::{CallError, Exports, Plugin};
 pub use sandbox::Root;
 pub use spec::{AccessMode, DirGrant, Limits, PluginSpec, RootsAccess};
 

@@ -11,12 +11,13 @@ mod caller;
 pub mod conn;
 mod error;
 pub mod guard;
+mod sessions;
+mod sse;
 mod sse_2024;
 mod stateless;
 mod streams;
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,12 +26,9 @@ use anyhow::{Context as _, Result};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use futures_util::StreamExt as _;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
@@ -42,7 +40,11 @@ use crate::mcp::{Accepted, Server, Session, batch_responses};
 use caller::Caller;
 use error::HttpError;
 use guard::{AllowList, Refused};
-use streams::{RESUME_WINDOW, STANDALONE, ServerHistory, StreamEvent, StreamId, Streams};
+use sessions::{
+    HttpSession, expire_idle_sessions, find_session, new_session_id, room_for_session, session_id,
+};
+use sse::{DisconnectGuard, sse, sse_response};
+use streams::{STANDALONE, ServerHistory, Streams};
 
 /// The HTTP server's settings.
 #[derive(Debug, Clone)]
@@ -75,12 +77,6 @@ struct AppState {
     sse_2024: Mutex<HashMap<String, Arc<sse_2024::Sse2024Session>>>,
     /// Bytes of replay history all sessions keep.
     history: ServerHistory,
-}
-
-struct HttpSession {
-    session: Arc<Session>,
-    streams: Arc<Streams>,
-    last_active: Mutex<Instant>,
 }
 
 /// Serves MCP over HTTP until the process ends.
@@ -378,54 +374,6 @@ fn posted_message(headers: &HeaderMap, body: &[u8]) -> Result<Value, HttpError> 
     Ok(value)
 }
 
-/// Whether `client` may open one more initialize-based session; the refusal echoes `id`.
-fn room_for_session(state: &AppState, client: &str, id: &Value) -> Result<(), HttpError> {
-    let sessions = lock(&state.sessions);
-    let sse_2024 = lock(&state.sse_2024);
-    let total = sessions.len() + sse_2024.len();
-    let own = sessions
-        .values()
-        .map(|s| s.session.client())
-        .chain(sse_2024.values().map(|l| l.session.client()))
-        .filter(|c| *c == client)
-        .count();
-    let (max_total, max_own) = (
-        state.options.max_sessions,
-        state.options.max_sessions_per_client,
-    );
-    if total >= max_total {
-        tracing::warn!(
-            client,
-            "session refused: {total} sessions are open (max_sessions)"
-        );
-        return Err(http_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            INVALID_REQUEST,
-            format!(
-                "the server has {total} sessions open, as many as it takes \
-                 ([server.http] max_sessions); retry later"
-            ),
-        )
-        .about(id));
-    }
-    if own >= max_own {
-        tracing::warn!(
-            client,
-            "session refused: the client has {own} sessions open"
-        );
-        return Err(http_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            INVALID_REQUEST,
-            format!(
-                "this client has {own} sessions open, as many as it may \
-                 ([server.http] max_sessions_per_client); end one (DELETE) or let it expire"
-            ),
-        )
-        .about(id));
-    }
-    Ok(())
-}
-
 /// An initialize-based request's protocol version header names a revision we serve.
 fn check_session_version(headers: &HeaderMap, id: &Value) -> Result<(), HttpError> {
     guard::check_protocol_version(headers)
@@ -443,183 +391,6 @@ fn check_stream_request(headers: &HeaderMap) -> Result<(), HttpError> {
         ));
     }
     Ok(())
-}
-
-/// The session the request names; a refusal echoes `request` (the id of the request it
-/// carries).
-fn find_session(
-    state: &AppState,
-    headers: &HeaderMap,
-    identity: &Identity,
-    request: &Value,
-) -> Result<Arc<HttpSession>, HttpError> {
-    let Some(id) = session_id(headers) else {
-        return Err(http_error(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "Mcp-Session-Id header required: send initialize first and echo the id it returns",
-        )
-        .about(request));
-    };
-    // A session belongs to the client that started it: another token cannot use it.
-    let found = lock(&state.sessions)
-        .get(&id)
-        .filter(|s| s.session.client() == &*identity.client)
-        .cloned();
-    match found {
-        Some(s) => {
-            *lock(&s.last_active) = Instant::now();
-            Ok(s)
-        }
-        None => Err(http_error(
-            StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            "unknown or expired session: initialize a new one",
-        )
-        .about(request)),
-    }
-}
-
-fn session_id(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(String::from)
-}
-
-/// 128 bits from the operating system's secure generator; without it, no session (a 500).
-fn new_session_id() -> Result<String, HttpError> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        tracing::error!("the operating system's random generator failed: {e}");
-        http_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            INTERNAL_ERROR,
-            "cannot make a session id: the random generator failed",
-        )
-    })?;
-    Ok(hex::encode(bytes))
-}
-
-/// Forgets sessions idle longer than the timeout (no request, no open stream), and streams
-/// finished longer than [`RESUME_WINDOW`] ago.
-async fn expire_idle_sessions(state: std::sync::Weak<AppState>) {
-    loop {
-        let Some(state) = state.upgrade() else { return };
-        let timeout = state.options.idle_timeout;
-        let now = Instant::now();
-        let live: Vec<Arc<HttpSession>> = lock(&state.sessions).values().cloned().collect();
-        for s in live {
-            s.streams.expire(now);
-        }
-        let expired: Vec<(String, Arc<HttpSession>)> = {
-            let mut sessions = lock(&state.sessions);
-            let ids: Vec<String> = sessions
-                .iter()
-                .filter(|(_, s)| {
-                    lock(&s.last_active).elapsed() > timeout && !s.streams.any_listener()
-                })
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.into_iter()
-                .filter_map(|id| sessions.remove(&id).map(|s| (id, s)))
-                .collect()
-        };
-        for (id, s) in expired {
-            tracing::info!(session = id, "HTTP session expired");
-            s.session.close();
-            s.streams.close();
-        }
-        let check_every = (timeout / 4).clamp(Duration::from_millis(100), RESUME_WINDOW / 4);
-        drop(state);
-        tokio::time::sleep(check_every).await;
-    }
-}
-
-/// When the client drops a stream before its response, its requests are cancelled unless it
-/// reconnects within [`RESUME_WINDOW`].
-struct DisconnectGuard {
-    http_session: Arc<HttpSession>,
-    stream: StreamId,
-    listener: u64,
-    armed: bool,
-}
-
-impl DisconnectGuard {
-    fn new(http_session: Arc<HttpSession>, stream: StreamId, listener: u64) -> DisconnectGuard {
-        DisconnectGuard {
-            http_session,
-            stream,
-            listener,
-            armed: true,
-        }
-    }
-
-    fn disarm(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for DisconnectGuard {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let requests = self.http_session.streams.detach(self.stream, self.listener);
-        if requests.is_empty() {
-            return;
-        }
-        let (http_session, stream) = (self.http_session.clone(), self.stream);
-        tokio::spawn(async move {
-            tokio::time::sleep(RESUME_WINDOW).await;
-            if http_session.streams.abandoned(stream) {
-                for request in requests {
-                    http_session.session.cancel(&request);
-                }
-            }
-        });
-    }
-}
-
-/// An SSE response: `replay`, then `live` events until the last one.
-fn sse(
-    replay: Vec<StreamEvent>,
-    live: Option<mpsc::Receiver<StreamEvent>>,
-    guard: DisconnectGuard,
-) -> Response {
-    let ends_in_replay = replay.iter().any(|e| e.last);
-    let live = if ends_in_replay { None } else { live };
-    let replayed = futures_util::stream::iter(replay);
-    let live = futures_util::stream::unfold((live, Some(guard)), |(live, guard)| async move {
-        let mut live = live?;
-        match live.recv().await {
-            Some(event) if event.last => {
-                // The stream is complete: nothing to cancel when it closes.
-                if let Some(guard) = guard {
-                    guard.disarm();
-                }
-                Some((event, (None, None)))
-            }
-            Some(event) => Some((event, (Some(live), guard))),
-            None => None,
-        }
-    });
-    let events = replayed
-        .chain(live)
-        .map(|e| Event::default().id(e.id).data(e.message.to_string()));
-    sse_response(events)
-}
-
-/// An SSE response of `events`, with keep-alive comments, that proxies pass on unbuffered.
-fn sse_response(events: impl futures_util::Stream<Item = Event> + Send + 'static) -> Response {
-    let mut response = Sse::new(events.map(Ok::<_, Infallible>))
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    // Proxies such as nginx would otherwise hold events back.
-    response
-        .headers_mut()
-        .insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {

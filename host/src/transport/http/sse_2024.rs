@@ -34,7 +34,7 @@ pub(super) async fn open(
 ) -> Result<Response, HttpError> {
     check_stream_request(&headers)?;
     room_for_session(&state, &identity.client, &serde_json::Value::Null)?;
-    let id = super::new_session_id()?;
+    let id = super::sessions::new_session_id()?;
     let (sender, receiver) = queue::channel::<String>(queue::MAX_QUEUED_BYTES);
     let overflowed = sender.overflowed();
     let session = Session::new(

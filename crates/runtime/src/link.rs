@@ -1,0 +1,212 @@
+//! From a component file to a linked, ready plugin: reading it, checking its pin, compiling (or
+//! loading from the cache), and linking its imports to what the sandbox provides; and, for
+//! `palisade inspect`, what the sandbox gives for each import.
+
+use anyhow::Result;
+use sha2::Digest as _;
+use wasmtime::Engine;
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, HasSelf, InstancePre, Linker, ResourceType};
+
+use super::bindings;
+use super::store::StoreState;
+use crate::{AccessMode, CompileCache, LoadError, PluginSpec, RootsAccess};
+
+/// Reads the component at `path`, checks it against the `pinned` SHA-256, compiles it (or loads
+/// it from the cache) and links it.
+pub(super) fn prepare(
+    engine: &Engine,
+    cache: &CompileCache,
+    name: &str,
+    path: &std::path::Path,
+    pinned: Option<[u8; 32]>,
+) -> Result<([u8; 32], InstancePre<StoreState>), LoadError> {
+    let wasm = std::fs::read(path).map_err(|source| LoadError::Read {
+        plugin: name.to_string(),
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
+    if let Some(expected) = pinned.filter(|e| *e != wasm_sha256) {
+        return Err(LoadError::NotPinned {
+            plugin: name.to_string(),
+            path: path.to_path_buf(),
+            actual: hex::encode(wasm_sha256),
+            pinned: hex::encode(expected),
+        });
+    }
+    let component =
+        cache
+            .load(engine, &wasm, &wasm_sha256, name)
+            .map_err(|e| LoadError::NotAComponent {
+                plugin: name.to_string(),
+                path: path.to_path_buf(),
+                source: e.into(),
+            })?;
+    let pre = link(engine, &component).map_err(|e| LoadError::Link {
+        plugin: name.to_string(),
+        source: e.into(),
+    })?;
+    Ok((wasm_sha256, pre))
+}
+
+/// Interface packages the linker provides. WASI's are matched by semver (a plugin built against
+/// wasi 0.2.6 links to the host's 0.2.x); what each may do is decided by the call's WASI context.
+const PROVIDED_PACKAGES: [&str; 8] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:http/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+    "palisade:plugin/",
+];
+
+/// A linker with WASI (denied by default through the context), the `host` import, and traps for
+/// any other import: a plugin that imports something it was not granted still loads, and fails
+/// only if it uses it.
+fn link(engine: &Engine, component: &Component) -> Result<InstancePre<StoreState>> {
+    let mut linker = Linker::<StoreState>::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    super::wasi_guard::add_to_linker(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    bindings::palisade::plugin::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+    super::host_api::add_bounded_imports(&mut linker)?;
+    stub_unprovided_imports(&mut linker, engine, component)?;
+    Ok(linker.instantiate_pre(component)?)
+}
+
+/// A resource type standing in for the resources of an interface the host does not provide.
+struct Unprovided;
+
+/// Defines every import outside [`PROVIDED_PACKAGES`] as functions that trap with a message naming
+/// them. (wasmtime's `define_unknown_imports_as_traps` looks names up exactly, so it would also
+/// shadow WASI imports that only differ from ours in the patch version.)
+fn stub_unprovided_imports(
+    linker: &mut Linker<StoreState>,
+    engine: &Engine,
+    component: &Component,
+) -> Result<()> {
+    let ty = component.component_type();
+    let shared = shared_wasi_resources(engine, &ty);
+    for (name, item) in ty.imports(engine) {
+        if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        match item.ty {
+            ComponentItem::ComponentInstance(instance) => {
+                let mut stub = linker.instance(name)?;
+                for (export, export_item) in instance.exports(engine) {
+                    let qualified = format!("{name}#{export}");
+                    match export_item.ty {
+                        ComponentItem::ComponentFunc(_) => stub.func_new(export, move |_, _, _, _| {
+                            wasmtime::bail!("`{qualified}` is not available to this plugin: the host does not grant it")
+                        })?,
+                        // A resource the interface `use`s from wasi:io is the host's own type.
+                        ComponentItem::Resource(resource) => stub.resource(
+                            export,
+                            shared
+                                .iter()
+                                .find(|(abstract_type, _)| *abstract_type == resource)
+                                .map_or(ResourceType::host::<Unprovided>(), |(_, host)| *host),
+                            |_, _| Ok(()),
+                        )?,
+                        _ => {}
+                    }
+                }
+            }
+            ComponentItem::ComponentFunc(_) => {
+                let qualified = name.to_string();
+                linker.root().func_new(name, move |_, _, _, _| {
+                    wasmtime::bail!(
+                        "`{qualified}` is not available to this plugin: the host does not grant it"
+                    )
+                })?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The resources of the component's `wasi:io` imports, each with the host type that implements
+/// it. An unprovided interface that `use`s one of them (a pollable, a stream) must be stubbed
+/// with that same type, or the component does not link.
+fn shared_wasi_resources(
+    engine: &Engine,
+    ty: &wasmtime::component::types::Component,
+) -> Vec<(ResourceType, ResourceType)> {
+    use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable, IoError};
+    let mut shared = Vec::new();
+    for (name, item) in ty.imports(engine) {
+        let ComponentItem::ComponentInstance(instance) = item.ty else {
+            continue;
+        };
+        let interface = name.split('@').next().unwrap_or(name);
+        for (export, export_item) in instance.exports(engine) {
+            let ComponentItem::Resource(resource) = export_item.ty else {
+                continue;
+            };
+            let host = match (interface, export) {
+                ("wasi:io/poll", "pollable") => ResourceType::host::<DynPollable>(),
+                ("wasi:io/streams", "input-stream") => ResourceType::host::<DynInputStream>(),
+                ("wasi:io/streams", "output-stream") => ResourceType::host::<DynOutputStream>(),
+                ("wasi:io/error", "error") => ResourceType::host::<IoError>(),
+                _ => continue,
+            };
+            shared.push((resource, host));
+        }
+    }
+    shared
+}
+
+/// What the sandbox gives a plugin with `spec` for the import `name`.
+pub fn import_status(name: &str, spec: &PluginSpec) -> String {
+    let package = name.split('/').next().unwrap_or(name);
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "nothing granted".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    match package {
+        "wasi:filesystem" => {
+            let mut granted: Vec<String> = spec
+                .dirs
+                .iter()
+                .map(|d| {
+                    let mode = match d.mode {
+                        AccessMode::ReadOnly => "read-only",
+                        AccessMode::ReadWrite => "read-write",
+                    };
+                    format!("{} -> {} ({mode})", d.guest, d.host.display())
+                })
+                .collect();
+            match spec.roots {
+                RootsAccess::None => {}
+                RootsAccess::ReadOnly => granted.push("the client's roots (read-only)".into()),
+                RootsAccess::ReadWrite => granted.push("the client's roots (read-write)".into()),
+            }
+            format!("provided; granted: {}", list(granted))
+        }
+        "wasi:http" => format!(
+            "provided; requests allowed to: {}",
+            list(spec.network.iter().map(|h| h.text.clone()).collect())
+        ),
+        "wasi:sockets" => {
+            "provided, every address denied (no raw network; HTTP goes through wasi:http)".into()
+        }
+        "wasi:cli" if name.starts_with("wasi:cli/environment") => format!(
+            "provided; variables: {} (no arguments)",
+            list(spec.env.iter().map(|(k, _)| k.clone()).collect())
+        ),
+        "wasi:cli" if name.starts_with("wasi:cli/stdin") => "provided, empty".into(),
+        "wasi:cli" if name.contains("/stdout") || name.contains("/stderr") => {
+            "provided; written to the host log, tagged with the plugin's name".into()
+        }
+        _ if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) => "provided".into(),
+        _ => "NOT provided: the plugin loads, and a call that uses it fails".into(),
+    }
+}
