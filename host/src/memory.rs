@@ -57,6 +57,7 @@ impl Trimmer {
         if !worth_trimming(last, free) {
             return false;
         }
+        // SAFETY: as above.
         let trimmed = unsafe { libc::malloc_trim(0) };
         tracing::debug!(free, trimmed, "gave freed memory back");
         true
@@ -82,6 +83,7 @@ mod tests {
         let kept: Vec<Vec<u8>> = blocks.iter().step_by(64).cloned().collect();
         blocks.clear();
         blocks.shrink_to_fit();
+        // SAFETY: a thread-safe glibc call that takes no pointers.
         let free = unsafe { libc::mallinfo2() }.fordblks;
         assert!(free > FREE_BYTES_KEPT, "{free} bytes free");
         assert!(Trimmer::default().trim_if_worth_it());
