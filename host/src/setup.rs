@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 
 use crate::catalog::Loaded;
 use crate::config::{self, Config, PluginConfig, RootsAccess};
-use crate::runtime::{CompileCache, Plugin, Runtime};
+use crate::runtime::{CacheError, CompileCache, Plugin, Runtime};
 
 /// What `palisade serve` was asked to serve.
 #[derive(Debug, Clone, Default)]
@@ -179,7 +179,10 @@ pub fn new_token() -> Result<String> {
 }
 
 /// The compile cache: `--cache-dir`, else the configuration's, else the user's cache directory.
-pub fn compile_cache(flag: Option<PathBuf>, configured: Option<PathBuf>) -> Result<CompileCache> {
+pub fn compile_cache(
+    flag: Option<PathBuf>,
+    configured: Option<PathBuf>,
+) -> Result<CompileCache, CacheError> {
     let dir = match flag.or(configured) {
         Some(dir) => dir,
         None => CompileCache::default_dir()?,

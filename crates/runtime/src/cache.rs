@@ -16,6 +16,8 @@ use anyhow::{Context as _, Result};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::Cause;
+
 /// File name extensions: the compiled code, and its digest (hex) beside it.
 const EXTENSION: &str = "cwasm";
 const DIGEST_EXTENSION: &str = "cwasm.blake3";
@@ -28,26 +30,66 @@ pub struct CompileCache {
     dir: PathBuf,
 }
 
+/// Why the compile cache cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// The directory does not exist and cannot be created.
+    #[error("creating cache directory {}", dir.display())]
+    Create {
+        /// The cache directory.
+        dir: PathBuf,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// The path cannot be resolved to a canonical one.
+    #[error("compile cache {}: cannot resolve the path", dir.display())]
+    Resolve {
+        /// The cache directory.
+        dir: PathBuf,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// Someone besides this user could write the directory, an entry, or a directory above.
+    #[error(
+        "refusing the compile cache {}: loading a compiled component runs native code from it",
+        dir.display()
+    )]
+    NotPrivate {
+        /// The cache directory.
+        dir: PathBuf,
+        /// What is writable, by whom.
+        source: Cause,
+    },
+    /// Neither `XDG_CACHE_HOME` nor `HOME` is set, and no directory was given.
+    #[error(
+        "no place for the compile cache: neither XDG_CACHE_HOME nor HOME is set; give \
+         --cache-dir DIR (or [server] cache_dir), a directory only you can write"
+    )]
+    NoPlace,
+}
+
 impl CompileCache {
     /// Opens the cache at `dir`, creating it (mode 0700) when missing. Refuses a directory that
     /// another user could write, or that holds an entry another user could have written.
-    pub fn open(dir: &Path) -> Result<CompileCache> {
-        create_private_dir(dir)?;
-        let dir = std::fs::canonicalize(dir)
-            .with_context(|| format!("compile cache {}: cannot resolve the path", dir.display()))?;
-        check_private(&dir).with_context(|| {
-            format!(
-                "refusing the compile cache {}: loading a compiled component runs native code \
-                 from it",
-                dir.display()
-            )
+    pub fn open(dir: &Path) -> Result<CompileCache, CacheError> {
+        create_private_dir(dir).map_err(|source| CacheError::Create {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+        let dir = std::fs::canonicalize(dir).map_err(|source| CacheError::Resolve {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+        check_private(&dir).map_err(|why| CacheError::NotPrivate {
+            dir: dir.clone(),
+            source: why.into(),
         })?;
         Ok(CompileCache { dir })
     }
 
     /// `$XDG_CACHE_HOME/palisade/components`, else `~/.cache/palisade/components`. Never a shared
     /// temporary directory: without either variable the operator must name one.
-    pub fn default_dir() -> Result<PathBuf> {
+    pub fn default_dir() -> Result<PathBuf, CacheError> {
         let base = std::env::var_os("XDG_CACHE_HOME")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
@@ -56,10 +98,7 @@ impl CompileCache {
                     .filter(|v| !v.is_empty())
                     .map(|h| PathBuf::from(h).join(".cache"))
             })
-            .context(
-                "no place for the compile cache: neither XDG_CACHE_HOME nor HOME is set; give \
-                 --cache-dir DIR (or [server] cache_dir), a directory only you can write",
-            )?;
+            .ok_or(CacheError::NoPlace)?;
         Ok(base.join("palisade").join("components"))
     }
 
@@ -190,14 +229,12 @@ fn cache_key(engine: &Engine, sha256: &[u8; 32]) -> String {
     format!("{}-{:016x}", hex::encode(sha256), hasher.finish())
 }
 
-fn create_private_dir(dir: &Path) -> Result<()> {
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .with_context(|| format!("creating cache directory {}", dir.display()))
+    builder.create(dir)
 }
 
 /// Checks that only this user (and root, above the cache) can change `dir`, its entries, and
@@ -293,25 +330,33 @@ mod tests {
         assert!(!cache.overlaps(&std::env::temp_dir().join("elsewhere")));
     }
 
+    /// Why `dir` is refused as a cache, with every cause, as the server prints it.
+    #[cfg(unix)]
+    fn refusal(dir: &Path) -> String {
+        let err = CompileCache::open(dir).unwrap_err();
+        assert!(matches!(err, CacheError::NotPrivate { .. }), "{err:?}");
+        format!("{:#}", anyhow::Error::from(err))
+    }
+
     #[cfg(unix)]
     #[test]
     fn writable_by_others_is_refused() {
         let dir = tempdir("shared");
         std::fs::create_dir_all(&dir).unwrap();
         chmod(&dir, 0o777);
-        let err = format!("{:#}", CompileCache::open(&dir).unwrap_err());
+        let err = refusal(&dir);
         assert!(err.contains("other users can write it"), "{err}");
 
         chmod(&dir, 0o700);
         let entry = dir.join("x.cwasm");
         std::fs::write(&entry, b"x").unwrap();
         chmod(&entry, 0o666);
-        let err = format!("{:#}", CompileCache::open(&dir).unwrap_err());
+        let err = refusal(&dir);
         assert!(err.contains("can be changed by another user"), "{err}");
 
         chmod(&entry, 0o600);
         std::os::unix::fs::symlink("/etc/hostname", dir.join("link")).unwrap();
-        let err = format!("{:#}", CompileCache::open(&dir).unwrap_err());
+        let err = refusal(&dir);
         assert!(err.contains("symbolic link"), "{err}");
         std::fs::remove_file(dir.join("link")).unwrap();
         CompileCache::open(&dir).unwrap();

@@ -60,7 +60,7 @@ mod spec;
 mod store;
 mod wasi_guard;
 
-pub use cache::CompileCache;
+pub use cache::{CacheError, CompileCache};
 pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
