@@ -20,7 +20,8 @@ use super::Session;
 use super::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, RpcError};
 use super::plugin_events::{self};
 use super::session::asks::SessionClient;
-use super::stateless::StatelessCall;
+use super::stateless::input_round::InputRound;
+use super::stateless::meta::RequestMeta;
 use super::version::ProtocolVersion;
 use crate::config::RootsAccess;
 use crate::runtime::Root;
@@ -81,6 +82,14 @@ pub(super) async fn dispatch(
         "logging/setLevel" => logging::set_level(&req),
         _ => Err(RpcError::method_not_found(method, "this session")),
     }
+}
+
+/// What a stateless request (2026-07-28) brings besides its parameters.
+pub(super) struct StatelessCall {
+    /// What its `_meta` says: revision, capabilities, log level.
+    pub meta: RequestMeta,
+    /// For requests that may ask the client for input: this attempt's answers and questions.
+    pub round: Option<Arc<InputRound>>,
 }
 
 /// One request, as every handler gets it.

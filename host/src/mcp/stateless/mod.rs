@@ -12,19 +12,13 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::handlers::{self, StatelessCall};
 use crate::mcp::jsonrpc::{self, RpcError};
 use crate::mcp::version::ProtocolVersion;
-use crate::mcp::{Change, Server, Session, handlers, wire};
+use crate::mcp::{Change, Server, Session, wire};
 use crate::runtime::bindings::host::ListKind;
 use input_round::InputRound;
 use meta::{CacheScope, META_SUBSCRIPTION_ID, RequestMeta, finish_result};
-
-/// What a stateless request brings besides its parameters.
-pub(crate) struct StatelessCall {
-    pub meta: RequestMeta,
-    /// For requests that may ask the client for input: this attempt's answers and questions.
-    pub round: Option<Arc<InputRound>>,
-}
 
 impl Session {
     /// Serves one stateless request; its result is complete with `resultType`, the server's
