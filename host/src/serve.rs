@@ -25,7 +25,7 @@ pub fn no_host_tools() -> Vec<HostTool> {
 }
 
 /// Task polls between two looks at I/O readiness (tokio's default is 61).
-pub const EVENT_INTERVAL: u32 = 1;
+const EVENT_INTERVAL: u32 = 1;
 
 /// The async runtime a server runs on.
 pub fn async_runtime() -> std::io::Result<tokio::runtime::Runtime> {

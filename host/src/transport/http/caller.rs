@@ -44,12 +44,11 @@ fn check(state: &AppState, request: &Request) -> Result<Identity, HttpError> {
     let mut identity = auth::authenticate(&state.server, headers)?;
     if !identity.authenticated {
         // The accept loop (conn.rs) gives every request its peer's address.
-        let peer = request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|ConnectInfo(peer)| peer.ip().to_string())
-            .unwrap_or_else(|| "unknown".into());
-        identity.client = format!("{}@{peer}", identity.client).into();
+        identity.client = match request.extensions().get::<ConnectInfo<SocketAddr>>() {
+            Some(ConnectInfo(peer)) => format!("{}@{}", identity.client, peer.ip()),
+            None => format!("{}@unknown", identity.client),
+        }
+        .into();
     }
     Ok(identity)
 }
