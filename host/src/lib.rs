@@ -58,4 +58,5 @@ pub mod serve;
 /// other way.
 pub use palisade_runtime as runtime;
 pub mod setup;
+pub mod sources;
 pub mod transport;

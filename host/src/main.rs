@@ -10,6 +10,7 @@ use sha2::{Digest as _, Sha256};
 use palisade::inspect::inspect;
 use palisade::runtime::Runtime;
 use palisade::setup::{self, ServeOptions};
+use palisade::sources::commands;
 
 /// Palisade: an MCP server that runs every tool as a sandboxed WebAssembly component.
 ///
@@ -49,6 +50,47 @@ enum Command {
         #[command(flatten)]
         cache: CacheArgs,
     },
+    /// Add a plugin from a registry, a URL or a file: fetch it, show what it exports and every
+    /// capability it imports next to what it is granted (nothing), and after you agree write
+    /// its section to the configuration and lock its digest and tool definitions in
+    /// palisade.lock beside it.
+    Add {
+        /// oci://REGISTRY/REPOSITORY:TAG, oci://REGISTRY/REPOSITORY@sha256:..., https://HOST/x.wasm
+        /// or a file.
+        reference: String,
+        /// The plugin's name (default: the repository's or the file's last part).
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        edit: EditArgs,
+    },
+    /// Fetch what each plugin's source names now (or one plugin's), show how it differs from
+    /// palisade.lock (digest, tool definitions, imports), and accept it when you agree.
+    Update {
+        /// The plugin to update; every plugin from a registry or a URL by default.
+        name: Option<String>,
+        #[command(flatten)]
+        edit: EditArgs,
+    },
+    /// Remove a plugin's section from the configuration and its entry from palisade.lock.
+    Remove {
+        /// The plugin.
+        name: String,
+        /// The configuration file.
+        #[arg(long, value_name = "FILE", default_value = "palisade.toml")]
+        config: PathBuf,
+    },
+    /// Push a component to an OCI registry as a CNCF Wasm artifact (config
+    /// application/vnd.wasm.config.v0+json, one application/wasm layer), for `palisade add`.
+    Publish {
+        /// The component.
+        file: PathBuf,
+        /// oci://REGISTRY/REPOSITORY:TAG
+        target: String,
+        /// Registry settings and credentials from this configuration's [sources].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Make a new random bearer token for [[auth.tokens]]: prints the token (give it to the
     /// client) and its SHA-256 (put that in the configuration).
     Token {
@@ -82,6 +124,18 @@ struct ServeArgs {
     /// localhost:PORT or IP:PORT (overrides [server.http] listen).
     #[arg(long, value_name = "ADDR", value_parser = palisade::config::parse_listen)]
     http: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    cache: CacheArgs,
+}
+
+#[derive(clap::Args)]
+struct EditArgs {
+    /// The configuration file to change; palisade.lock is beside it.
+    #[arg(long, value_name = "FILE", default_value = "palisade.toml")]
+    config: PathBuf,
+    /// Answer yes instead of asking (for scripts).
+    #[arg(long)]
+    yes: bool,
     #[command(flatten)]
     cache: CacheArgs,
 }
@@ -121,7 +175,32 @@ fn main() -> ExitCode {
                 plugins,
                 config,
                 cache,
-            } => compile(plugins, config, cache.cache_dir),
+            } => compile(plugins, config, cache.cache_dir).await,
+            Command::Add { reference, name, edit } => {
+                commands::add(commands::AddRequest {
+                    reference,
+                    name,
+                    config: edit.config,
+                    yes: edit.yes,
+                    cache_dir: edit.cache.cache_dir,
+                })
+                .await
+            }
+            Command::Update { name, edit } => {
+                commands::update(commands::UpdateRequest {
+                    name,
+                    config: edit.config,
+                    yes: edit.yes,
+                    cache_dir: edit.cache.cache_dir,
+                })
+                .await
+            }
+            Command::Remove { name, config } => commands::remove(&name, &config),
+            Command::Publish {
+                file,
+                target,
+                config,
+            } => commands::publish(&file, &target, config.as_deref()).await,
             Command::Token { bare } => {
                 let token = setup::new_token()?;
                 if bare {
@@ -165,7 +244,11 @@ async fn serve(args: ServeArgs) -> Result<()> {
 }
 
 /// `palisade compile`: fills the compile cache the way `serve` would use it.
-fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathBuf>) -> Result<()> {
+async fn compile(
+    files: Vec<PathBuf>,
+    config: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+) -> Result<()> {
     anyhow::ensure!(
         config.is_some() || !files.is_empty(),
         "nothing to compile: give FILE.wasm or --config palisade.toml"
@@ -175,7 +258,7 @@ fn compile(files: Vec<PathBuf>, config: Option<PathBuf>, cache_dir: Option<PathB
         plugins: files,
         ..ServeOptions::default()
     };
-    let (config, wanted) = options.resolve()?;
+    let (config, wanted) = options.resolve_pinned().await?;
     let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
     for plugin in wanted.iter().map(|w| &w.config) {
         let wasm = std::fs::read(&plugin.spec.path).with_context(|| {

@@ -191,7 +191,7 @@ impl Live {
 
     /// Loads again what changed; anything that fails keeps what was serving.
     async fn reload(&mut self, relisted: &Relisted) {
-        let wanted = match self.options.resolve() {
+        let wanted = match self.options.resolve_pinned().await {
             Ok((config, wanted)) => {
                 self.warn_about_start_only_settings(&config);
                 wanted

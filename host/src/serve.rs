@@ -52,7 +52,7 @@ pub fn init_logging() {
 /// Serves `options` (and the tools `in_host` gives) until the transport ends: stdin closes, or
 /// the process is stopped.
 pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
-    let (config, wanted) = options.resolve()?;
+    let (config, wanted) = options.resolve_pinned().await?;
     if wanted.is_empty() {
         tracing::warn!(
             "no plugins: give --plugin FILE.wasm or a --config with [plugins.NAME] sections"

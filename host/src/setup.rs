@@ -88,6 +88,16 @@ impl ServeOptions {
     }
 }
 
+impl ServeOptions {
+    /// [`resolve`](Self::resolve), then every plugin from a registry or a URL pointed at what
+    /// `palisade.lock` accepted (fetched into the store when missing), or refused.
+    pub async fn resolve_pinned(&self) -> Result<(Config, Vec<Wanted>)> {
+        let (config, mut wanted) = self.resolve()?;
+        crate::sources::pin(&config, self.config.as_deref(), &mut wanted).await?;
+        Ok((config, wanted))
+    }
+}
+
 /// Loads every wanted plugin; the first that fails stops the start with an error naming it.
 pub async fn load_all(runtime: &Runtime, wanted: Vec<Wanted>) -> Result<Vec<Loaded>> {
     let mut plugins = Vec::new();
@@ -119,6 +129,20 @@ pub async fn load_plugin(runtime: &Runtime, config: &PluginConfig) -> Result<Plu
             "plugin `{name}`: the configuration has settings for tool `{missing}` \
              (plugins.{name}.tools.{missing}), but the plugin has no such tool; its tools are: {}",
             known.join(", "),
+            name = plugin.name,
+        );
+    }
+    // A plugin from a registry serves the tool definitions that were reviewed, or nothing.
+    if let Some(locked) = &config.locked {
+        let changes = crate::sources::lock::tool_differences(
+            &locked.tools,
+            &crate::sources::lock::tool_hashes(&plugin),
+        );
+        anyhow::ensure!(
+            changes.is_empty(),
+            "plugin `{name}`: its tools differ from palisade.lock ({}); it is not served until \
+             you review them: run `palisade update {name}`",
+            changes.join("; "),
             name = plugin.name,
         );
     }

@@ -16,7 +16,7 @@ use anyhow::{Context as _, Result};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::Cause;
+use crate::{Cause, private_dir};
 
 /// File name extensions: the compiled code, and its digest (hex) beside it.
 const EXTENSION: &str = "cwasm";
@@ -72,7 +72,7 @@ impl CompileCache {
     /// Opens the cache at `dir`, creating it (mode 0700) when missing. Refuses a directory that
     /// another user could write, or that holds an entry another user could have written.
     pub fn open(dir: &Path) -> Result<CompileCache, CacheError> {
-        create_private_dir(dir).map_err(|source| CacheError::Create {
+        private_dir::create(dir).map_err(|source| CacheError::Create {
             dir: dir.to_path_buf(),
             source,
         })?;
@@ -80,9 +80,9 @@ impl CompileCache {
             dir: dir.to_path_buf(),
             source,
         })?;
-        check_private(&dir).map_err(|why| CacheError::NotPrivate {
+        private_dir::check(&dir).map_err(|source| CacheError::NotPrivate {
             dir: dir.clone(),
-            source: why.into(),
+            source,
         })?;
         Ok(CompileCache { dir })
     }
@@ -110,8 +110,7 @@ impl CompileCache {
     /// Whether a plugin that can see `path` could reach the cache: `path` holds the cache or lies
     /// inside it.
     pub fn overlaps(&self, path: &Path) -> bool {
-        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        self.dir.starts_with(&path) || path.starts_with(&self.dir)
+        private_dir::overlaps(&self.dir, path)
     }
 
     /// Whether the component with SHA-256 `sha256` was compiled for `engine` before (and the
@@ -227,75 +226,6 @@ fn cache_key(engine: &Engine, sha256: &[u8; 32]) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     format!("{}-{:016x}", hex::encode(sha256), hasher.finish())
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
-/// Checks that only this user (and root, above the cache) can change `dir`, its entries, and
-/// every directory on the way to it (a writable parent could swap the whole directory).
-#[cfg(unix)]
-fn check_private(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
-    let me = rustix::process::geteuid().as_raw();
-    let group_or_other_writable = |meta: &std::fs::Metadata| meta.mode() & 0o022 != 0;
-    let meta = std::fs::metadata(dir).with_context(|| format!("{}", dir.display()))?;
-    anyhow::ensure!(
-        meta.uid() == me,
-        "it belongs to user id {}, not to the user running the server ({me}); use a directory \
-         of your own (--cache-dir or [server] cache_dir)",
-        meta.uid()
-    );
-    anyhow::ensure!(
-        !group_or_other_writable(&meta),
-        "other users can write it (mode {:o}); run `chmod go-w {}`",
-        meta.permissions().mode() & 0o7777,
-        dir.display()
-    );
-    for ancestor in dir.ancestors().skip(1) {
-        let meta =
-            std::fs::metadata(ancestor).with_context(|| format!("{}", ancestor.display()))?;
-        let sticky = meta.mode() & 0o1000 != 0;
-        anyhow::ensure!(
-            (meta.uid() == me || meta.uid() == 0) && (sticky || !group_or_other_writable(&meta)),
-            "the directory above it, {}, can be changed by another user (owner {}, mode {:o}), \
-             who could replace the cache; keep the cache under directories only you (or root) \
-             can write",
-            ancestor.display(),
-            meta.uid(),
-            meta.permissions().mode() & 0o7777
-        );
-    }
-    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
-        let path = entry.path();
-        let meta =
-            std::fs::symlink_metadata(&path).with_context(|| format!("{}", path.display()))?;
-        anyhow::ensure!(
-            !meta.file_type().is_symlink(),
-            "{} is a symbolic link; the cache holds only files it wrote (remove it)",
-            path.display()
-        );
-        anyhow::ensure!(
-            meta.uid() == me && !group_or_other_writable(&meta),
-            "{} can be changed by another user (owner {}, mode {:o}); remove it, or run \
-             `chmod go-w` on it if it is yours",
-            path.display(),
-            meta.uid(),
-            meta.permissions().mode() & 0o7777
-        );
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn check_private(_dir: &Path) -> Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -55,6 +55,7 @@ mod load_error;
 mod network;
 mod output;
 mod plugin;
+pub mod private_dir;
 mod sandbox;
 mod spec;
 mod store;

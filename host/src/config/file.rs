@@ -23,6 +23,40 @@ pub struct ConfigFile {
     pub auth: AuthSection,
     /// `[audit]`; none: no audit log.
     pub audit: Option<AuditSection>,
+    /// `[sources]`.
+    #[serde(default)]
+    pub sources: SourcesSection,
+}
+
+/// `[sources]`: how plugins from registries and URLs are fetched and kept.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourcesSection {
+    /// Where fetched components are kept (default ~/.local/share/palisade/store).
+    pub store_dir: Option<PathBuf>,
+    /// Largest component fetched, in MiB (default 256).
+    pub max_mib: Option<u64>,
+    /// Registries (`HOST:PORT`) reached over plain HTTP; loopback registries always are.
+    #[serde(default)]
+    pub insecure_registries: Vec<String>,
+    /// Seconds `serve` waits for a registry to say what a tag names now (default 5).
+    pub tag_check_timeout_s: Option<u64>,
+    /// Credentials, by registry (`HOST[:PORT]`).
+    #[serde(default)]
+    pub registries: BTreeMap<String, RegistrySection>,
+}
+
+/// `[sources.registries."HOST"]`: a user name and a password, or a token, from environment
+/// variables (never in the file).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistrySection {
+    /// The user name, with `password_env`.
+    pub username: Option<String>,
+    /// The variable holding the password.
+    pub password_env: Option<String>,
+    /// The variable holding a bearer token.
+    pub token_env: Option<String>,
 }
 
 /// `[auth]`: bearer tokens for HTTP clients and the scopes they carry.
@@ -129,7 +163,9 @@ pub struct HttpSection {
 #[serde(deny_unknown_fields)]
 pub struct PluginSection {
     /// The component file, relative to the configuration file.
-    pub path: PathBuf,
+    pub path: Option<PathBuf>,
+    /// Where the component comes from instead of `path`: `oci://...`, `https://...` or a file.
+    pub source: Option<String>,
     /// The prefix of the plugin's public tool names; the plugin's name by default, `""` for none.
     pub prefix: Option<String>,
     /// Access to the client's roots (and `--root` directories).

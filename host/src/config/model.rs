@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::access::AccessConfig;
+pub use crate::sources::{Locked, Source};
 pub use crate::runtime::{AccessMode, DirGrant, HostPattern, Limits, PluginSpec, RootsAccess};
 
 /// Default number of items per page of `tools/list`.
@@ -129,8 +130,13 @@ pub struct ToolPolicy {
 /// and guards its tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginConfig {
-    /// The component, its grants and its limits.
+    /// The component, its grants and its limits. For a plugin from a registry or a URL, `path`
+    /// is empty until [`sources::pin`](crate::sources::pin) points it into the store.
     pub spec: PluginSpec,
+    /// Where a plugin from a registry or a URL comes from; `None` for a local file.
+    pub source: Option<Source>,
+    /// What `palisade.lock` accepted for it (set with the store path).
+    pub locked: Option<Locked>,
     /// Prefix for public names; empty for none.
     pub prefix: String,
     /// By the plugin's own tool name.
@@ -144,6 +150,8 @@ impl PluginConfig {
         PluginConfig {
             prefix: spec.name.clone(),
             spec,
+            source: None,
+            locked: None,
             tools: BTreeMap::new(),
         }
     }
@@ -170,6 +178,52 @@ pub struct Config {
     pub audit: Option<AuditConfig>,
     /// How `requestState` is signed.
     pub request_state: RequestStateConfig,
+    /// `[sources]`.
+    pub sources: SourcesConfig,
+}
+
+/// How plugins from registries and URLs are fetched and kept, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcesConfig {
+    /// The store; `None`: the default directory.
+    pub store_dir: Option<PathBuf>,
+    /// Largest component fetched, in bytes (declared, sent and unpacked).
+    pub max_bytes: u64,
+    /// Registries reached over plain HTTP besides loopback ones.
+    pub insecure_registries: Vec<String>,
+    /// How long `serve` waits for a registry to say what a tag names now.
+    pub tag_check_timeout: std::time::Duration,
+    /// Credentials by registry.
+    pub registries: BTreeMap<String, RegistryLogin>,
+}
+
+impl Default for SourcesConfig {
+    fn default() -> Self {
+        SourcesConfig {
+            store_dir: None,
+            max_bytes: 256 << 20,
+            insecure_registries: Vec::new(),
+            tag_check_timeout: std::time::Duration::from_secs(5),
+            registries: BTreeMap::new(),
+        }
+    }
+}
+
+/// How to log in to one registry; the secrets stay in the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryLogin {
+    /// HTTP basic: a user name, and the variable holding the password.
+    Basic {
+        /// The user name.
+        username: String,
+        /// The variable holding the password.
+        password_env: String,
+    },
+    /// A bearer token in a variable.
+    Token {
+        /// The variable holding the token.
+        token_env: String,
+    },
 }
 
 impl Default for Config {
@@ -184,6 +238,7 @@ impl Default for Config {
             access: AccessConfig::default(),
             audit: None,
             request_state: RequestStateConfig::default(),
+            sources: SourcesConfig::default(),
         }
     }
 }

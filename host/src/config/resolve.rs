@@ -110,6 +110,8 @@ impl Config {
                 .transpose()
                 .map_err(|why| ConfigError(format!("{}: [audit] {why}", path.display())))?,
             request_state,
+            sources: resolve_sources(file.sources, base)
+                .map_err(|why| ConfigError(format!("{}: [sources] {why}", path.display())))?,
         })
     }
 }
@@ -256,9 +258,40 @@ fn resolve_plugin(
             ))
         })?),
     };
+    let (path, source) = match (section.path, section.source) {
+        (Some(file), None) => (base.join(file), None),
+        (None, Some(text)) => match Source::parse(&text, base) {
+            Ok(Source::File(file)) => (file, None),
+            // Pointed into the store, from the lock, by `sources::pin`.
+            Ok(remote) => (PathBuf::new(), Some(remote)),
+            Err(why) => {
+                return Err(ConfigError(format!(
+                    "{} {why}\nhow to fix: use oci://REGISTRY/REPOSITORY:TAG, https://HOST/FILE.wasm \
+                     or a file path",
+                    at(&name, "source")
+                )));
+            }
+        },
+        (Some(_), Some(_)) => {
+            return Err(ConfigError(format!(
+                "{} and path are both given\nhow to fix: keep one: path for a local file, source \
+                 for a registry or a URL",
+                at(&name, "source")
+            )));
+        }
+        (None, None) => {
+            return Err(ConfigError(format!(
+                "{}: [plugins.{name}] has neither path nor source\nhow to fix: add path = \
+                 \"FILE.wasm\", or run `palisade add oci://...`",
+                path.display()
+            )));
+        }
+    };
     Ok(PluginConfig {
+        source,
+        locked: None,
         spec: PluginSpec {
-            path: base.join(&section.path),
+            path,
             name,
             roots: section.roots,
             dirs,
@@ -269,6 +302,54 @@ fn resolve_plugin(
         },
         prefix,
         tools,
+    })
+}
+
+/// `[sources]` with defaults filled in.
+fn resolve_sources(section: SourcesSection, base: &Path) -> Result<SourcesConfig, String> {
+    let defaults = SourcesConfig::default();
+    let max_bytes = match section.max_mib {
+        Some(0) => return Err("max_mib = 0 would refuse every plugin".into()),
+        Some(mib) if mib > 4096 => return Err(format!("max_mib = {mib} is over 4096")),
+        Some(mib) => mib << 20,
+        None => defaults.max_bytes,
+    };
+    let tag_check_timeout = match section.tag_check_timeout_s {
+        Some(0) => return Err("tag_check_timeout_s must be at least 1".into()),
+        Some(secs) => std::time::Duration::from_secs(secs.min(600)),
+        None => defaults.tag_check_timeout,
+    };
+    let mut registries = BTreeMap::new();
+    for (registry, login) in section.registries {
+        let login = match login {
+            RegistrySection {
+                username: Some(username),
+                password_env: Some(password_env),
+                token_env: None,
+            } => RegistryLogin::Basic {
+                username,
+                password_env,
+            },
+            RegistrySection {
+                username: None,
+                password_env: None,
+                token_env: Some(token_env),
+            } => RegistryLogin::Token { token_env },
+            _ => {
+                return Err(format!(
+                    "registries.\"{registry}\": give username and password_env, or token_env \
+                     (names of environment variables holding the secret)"
+                ));
+            }
+        };
+        registries.insert(registry, login);
+    }
+    Ok(SourcesConfig {
+        store_dir: section.store_dir.map(|d| base.join(d)),
+        max_bytes,
+        insecure_registries: section.insecure_registries,
+        tag_check_timeout,
+        registries,
     })
 }
 

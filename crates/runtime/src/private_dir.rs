@@ -1,0 +1,92 @@
+//! Directories only the user running the server can change: the compile cache (native code the
+//! server runs) and the plugin store (components whose digests the lock pins) are both held to
+//! the rules ssh holds its keys to.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use crate::Cause;
+
+/// Creates `dir` and the directories above it, new ones with mode 0700.
+pub fn create(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Checks that only this user (and root, above the cache) can change `dir`, its entries, and
+/// every directory on the way to it (a writable parent could swap the whole directory).
+#[cfg(unix)]
+pub fn check(dir: &Path) -> Result<(), Cause> {
+    check_unix(dir).map_err(Into::into)
+}
+
+#[cfg(unix)]
+fn check_unix(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let me = rustix::process::geteuid().as_raw();
+    let group_or_other_writable = |meta: &std::fs::Metadata| meta.mode() & 0o022 != 0;
+    let meta = std::fs::metadata(dir).with_context(|| format!("{}", dir.display()))?;
+    anyhow::ensure!(
+        meta.uid() == me,
+        "it belongs to user id {}, not to the user running the server ({me}); use a directory \
+         of your own",
+        meta.uid()
+    );
+    anyhow::ensure!(
+        !group_or_other_writable(&meta),
+        "other users can write it (mode {:o}); run `chmod go-w {}`",
+        meta.permissions().mode() & 0o7777,
+        dir.display()
+    );
+    for ancestor in dir.ancestors().skip(1) {
+        let meta =
+            std::fs::metadata(ancestor).with_context(|| format!("{}", ancestor.display()))?;
+        let sticky = meta.mode() & 0o1000 != 0;
+        anyhow::ensure!(
+            (meta.uid() == me || meta.uid() == 0) && (sticky || !group_or_other_writable(&meta)),
+            "the directory above it, {}, can be changed by another user (owner {}, mode {:o}), \
+             who could replace it; keep it under directories only you (or root) \
+             can write",
+            ancestor.display(),
+            meta.uid(),
+            meta.permissions().mode() & 0o7777
+        );
+    }
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
+        let path = entry.path();
+        let meta =
+            std::fs::symlink_metadata(&path).with_context(|| format!("{}", path.display()))?;
+        anyhow::ensure!(
+            !meta.file_type().is_symlink(),
+            "{} is a symbolic link; it holds only files the server wrote (remove it)",
+            path.display()
+        );
+        anyhow::ensure!(
+            meta.uid() == me && !group_or_other_writable(&meta),
+            "{} can be changed by another user (owner {}, mode {:o}); remove it, or run \
+             `chmod go-w` on it if it is yours",
+            path.display(),
+            meta.uid(),
+            meta.permissions().mode() & 0o7777
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn check(_dir: &Path) -> Result<(), Cause> {
+    Ok(())
+}
+
+
+/// Whether a plugin that can see `path` could reach `dir` (canonical): `path` holds `dir` or lies
+/// inside it.
+pub fn overlaps(dir: &Path, path: &Path) -> bool {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    dir.starts_with(&path) || path.starts_with(dir)
+}

@@ -1,0 +1,335 @@
+//! `palisade add`, `update`, `remove` and `publish`: the operator's side of the lock. Nothing is
+//! written before the operator has seen what the plugin exports and what it asks for, and said
+//! yes (or given `--yes`).
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+
+use super::fetch::{Fetched, Fetcher};
+use super::lock::{self, Lock, Locked};
+use super::pin::open_store;
+use super::source::Source;
+use crate::config::{self, Config, PluginConfig};
+use crate::inspect::inspect;
+use crate::runtime::Runtime;
+use crate::setup;
+
+/// What `palisade add` was asked.
+#[derive(Debug, Clone)]
+pub struct AddRequest {
+    /// `oci://...`, `https://...` or a file.
+    pub reference: String,
+    /// `--name`; else from the reference.
+    pub name: Option<String>,
+    /// `--config` (default `./palisade.toml`).
+    pub config: PathBuf,
+    /// `--yes`: no question.
+    pub yes: bool,
+    /// `--cache-dir`.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `palisade add`: fetch, show, ask, then write the configuration section and the lock entry.
+pub async fn add(request: AddRequest) -> Result<()> {
+    let config = load_or_default(&request.config)?;
+    let base = base_of(&request.config);
+    let source = Source::parse(&request.reference, base)?;
+    let name = request
+        .name
+        .clone()
+        .unwrap_or_else(|| source.suggested_name());
+    config::check_plugin_name(&name)
+        .map_err(|why| anyhow::anyhow!("plugin name `{name}`: {why}; choose one with --name"))?;
+    anyhow::ensure!(
+        !config.plugins.iter().any(|p| p.spec.name == name),
+        "{} already has a plugin named `{name}`: choose another with --name, or run \
+         `palisade update {name}` to take a new version of it",
+        request.config.display()
+    );
+    let plugin = PluginConfig::new(name.clone(), PathBuf::new());
+    let review = review(&config, &source, plugin, request.cache_dir.clone()).await?;
+    println!("{}", review.report);
+    println!(
+        "It is granted nothing: no network, no files, no environment. To grant something, add \
+         it to [plugins.{name}] (network = [\"api.example.com\"], dirs, roots, env); \
+         docs/configuration.md lists each grant.\n"
+    );
+    println!("`palisade add` will write to {}:\n", request.config.display());
+    println!("[plugins.{name}]\nsource = {:?}\n", request.reference);
+    if source.is_remote() {
+        println!(
+            "and lock {} at {} in {}.\n",
+            name,
+            review.locked.digest.as_deref().unwrap_or(&review.locked.sha256),
+            Lock::path_beside(&request.config).display()
+        );
+    }
+    if !confirm(request.yes, &format!("Add `{name}`?"))? {
+        println!("Nothing written.");
+        return Ok(());
+    }
+    write_section(&request.config, &name, &request.reference)?;
+    if source.is_remote() {
+        let lock_path = Lock::path_beside(&request.config);
+        let mut lock = Lock::load(&lock_path)?;
+        lock.plugins.insert(name.clone(), review.locked);
+        lock.save(&lock_path)?;
+    }
+    println!(
+        "Added `{name}`. Serve it with: palisade serve --config {}",
+        request.config.display()
+    );
+    Ok(())
+}
+
+/// What `palisade update` was asked.
+#[derive(Debug, Clone)]
+pub struct UpdateRequest {
+    /// One plugin, or every plugin with a remote source.
+    pub name: Option<String>,
+    /// `--config`.
+    pub config: PathBuf,
+    /// `--yes`.
+    pub yes: bool,
+    /// `--cache-dir`.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `palisade update`: fetch what each source names now, show how it differs from the lock, and
+/// accept it into the lock when the operator agrees.
+pub async fn update(request: UpdateRequest) -> Result<()> {
+    let config = Config::load(&request.config)?;
+    let lock_path = Lock::path_beside(&request.config);
+    let mut lock = Lock::load(&lock_path)?;
+    let plugins: Vec<&PluginConfig> = config
+        .plugins
+        .iter()
+        .filter(|p| p.source.is_some())
+        .filter(|p| request.name.as_ref().is_none_or(|n| *n == p.spec.name))
+        .collect();
+    if let Some(name) = &request.name {
+        anyhow::ensure!(
+            !plugins.is_empty(),
+            "{} has no plugin `{name}` with a registry or URL source",
+            request.config.display()
+        );
+    }
+    for plugin in plugins {
+        let name = &plugin.spec.name;
+        let Some(source) = &plugin.source else {
+            continue;
+        };
+        let review = review(&config, source, plugin.clone(), request.cache_dir.clone()).await?;
+        let differences = match lock.plugins.get(name) {
+            Some(old) => lock::differences(old, &review.locked),
+            None => vec!["not in the lock yet".to_string()],
+        };
+        if differences.is_empty() {
+            println!("{name}: up to date ({source})");
+            continue;
+        }
+        println!("{name}: {source} differs from what was accepted:");
+        for line in &differences {
+            println!("  {line}");
+        }
+        let old_tools = lock.plugins.get(name).map(|l| &l.tools);
+        for (tool, description) in &review.descriptions {
+            if old_tools.and_then(|t| t.get(tool)) != review.locked.tools.get(tool) {
+                println!("  tool {tool} now says: {description}");
+            }
+        }
+        println!();
+        if !confirm(request.yes, &format!("Accept the new `{name}`?"))? {
+            println!("{name}: kept as locked; serve keeps refusing it while its tag names another digest.");
+            continue;
+        }
+        lock.plugins.insert(name.clone(), review.locked);
+        lock.save(&lock_path)?;
+        println!("{name}: accepted.");
+    }
+    Ok(())
+}
+
+/// `palisade remove NAME`: the configuration section and the lock entry. The component stays in
+/// the store (another configuration may use it).
+pub fn remove(name: &str, config_path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(config_path)
+        .with_context(|| format!("cannot read {}", config_path.display()))?;
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("{} is not valid TOML", config_path.display()))?;
+    let removed = doc
+        .get_mut("plugins")
+        .and_then(|p| p.as_table_like_mut())
+        .and_then(|p| p.remove(name));
+    anyhow::ensure!(
+        removed.is_some(),
+        "{} has no [plugins.{name}]",
+        config_path.display()
+    );
+    write_whole(config_path, &doc.to_string())?;
+    let lock_path = Lock::path_beside(config_path);
+    let mut lock = Lock::load(&lock_path)?;
+    if lock.plugins.remove(name).is_some() {
+        lock.save(&lock_path)?;
+    }
+    println!("Removed `{name}` from {}.", config_path.display());
+    Ok(())
+}
+
+/// `palisade publish FILE.wasm oci://...`: push the component as a CNCF Wasm artifact.
+pub async fn publish(file: &Path, target: &str, config_path: Option<&Path>) -> Result<()> {
+    let config = match config_path {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let Source::Oci(reference) = Source::parse(target, Path::new("."))? else {
+        anyhow::bail!("publish to an OCI registry: oci://REGISTRY/REPOSITORY:TAG");
+    };
+    anyhow::ensure!(
+        reference.tag().is_some() && reference.digest().is_none(),
+        "publish to a tag (oci://REGISTRY/REPOSITORY:TAG): a digest is what the registry gives back"
+    );
+    let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let runtime = Runtime::new(setup::compile_cache(None, config.cache_dir.clone())?)?;
+    let sha256: [u8; 32] = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&wasm)).into();
+    let component = runtime
+        .cache
+        .load(&runtime.engine, &wasm, &sha256, &setup::name_from_file(file))
+        .with_context(|| format!("{} is not a WebAssembly component", file.display()))?;
+    let ty = component.component_type();
+    let names = |it: &mut dyn Iterator<Item = String>| it.collect::<Vec<_>>();
+    let imports = names(&mut ty.imports(&runtime.engine).map(|(n, _)| n.to_string()));
+    let exports = names(&mut ty.exports(&runtime.engine).map(|(n, _)| n.to_string()));
+    let fetcher = Fetcher::new(&config.sources, true)?;
+    let digest = fetcher.publish(&reference, wasm, &imports, &exports).await?;
+    println!("published {} as oci://{}@{digest}", file.display(), reference.whole());
+    Ok(())
+}
+
+/// A fetched plugin, loaded with the grants it would have, described for the operator.
+struct Review {
+    /// What the lock would say.
+    locked: Locked,
+    /// `palisade inspect`'s description.
+    report: String,
+    /// Each tool's description, for `update` to show what a changed tool now says.
+    descriptions: std::collections::BTreeMap<String, String>,
+}
+
+async fn review(
+    config: &Config,
+    source: &Source,
+    mut plugin: PluginConfig,
+    cache_dir: Option<PathBuf>,
+) -> Result<Review> {
+    let fetcher = Fetcher::new(&config.sources, true)?;
+    let Fetched { wasm, digest } = fetcher.fetch(source, None).await?;
+    let store = open_store(&config.sources)?;
+    let sha256 = store.put(&wasm)?;
+    let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
+    plugin.spec.path = store.path(&sha256);
+    plugin.spec.sha256 = Some(sha256);
+    plugin.source = None;
+    plugin.locked = None;
+    let report = inspect(&runtime, plugin.clone()).await?;
+    let component = runtime
+        .cache
+        .load(&runtime.engine, &wasm, &sha256, &plugin.spec.name)
+        .context("not a valid component")?;
+    let imports = component
+        .component_type()
+        .imports(&runtime.engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let loaded = setup::load_plugin(&runtime, &plugin)
+        .await
+        .with_context(|| format!("{source} cannot be served"))?;
+    let descriptions = loaded
+        .tools
+        .iter()
+        .map(|t| {
+            let description = t.description.as_deref().unwrap_or("(no description)");
+            (t.name.clone(), description.to_string())
+        })
+        .collect();
+    Ok(Review {
+        locked: Locked {
+            source: source.to_string(),
+            digest,
+            sha256: hex::encode(sha256),
+            signed_by: None,
+            imports,
+            tools: lock::tool_hashes(&loaded),
+        },
+        report,
+        descriptions,
+    })
+}
+
+/// Asks on stdin; `yes` answers for the operator. No answer (end of input) is no.
+fn confirm(yes: bool, question: &str) -> Result<bool> {
+    if yes {
+        return Ok(true);
+    }
+    println!("{question} [y/N] (--yes answers yes in scripts)");
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("cannot read the answer from stdin")?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
+}
+
+fn load_or_default(path: &Path) -> Result<Config> {
+    if path.exists() {
+        Ok(Config::load(path)?)
+    } else {
+        Ok(Config::default())
+    }
+}
+
+fn base_of(config: &Path) -> &Path {
+    config
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Adds `[plugins.NAME] source = ...` to the file, keeping everything else as written.
+fn write_section(config_path: &Path, name: &str, source: &str) -> Result<()> {
+    let text = match std::fs::read_to_string(config_path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", config_path.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("{} is not valid TOML", config_path.display()))?;
+    let plugins = doc
+        .entry("plugins")
+        .or_insert_with(|| {
+            let mut table = toml_edit::Table::new();
+            table.set_implicit(true);
+            toml_edit::Item::Table(table)
+        })
+        .as_table_mut()
+        .context("`plugins` in the configuration is not a table")?;
+    let mut section = toml_edit::Table::new();
+    section.insert("source", toml_edit::value(source));
+    section.decor_mut().set_prefix(
+        "\n# Added by `palisade add`; granted nothing. Grants: network, dirs, roots, env \
+         (docs/configuration.md).\n",
+    );
+    plugins.insert(name, toml_edit::Item::Table(section));
+    write_whole(config_path, &doc.to_string())
+}
+
+/// Replaces `path` whole, through a rename.
+fn write_whole(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}

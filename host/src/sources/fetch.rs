@@ -1,0 +1,339 @@
+//! Fetching components: from OCI registries (the CNCF Wasm artifact layout, or an image with the
+//! component as its one layer) and from URLs. Everything a registry or a server sends is bounded:
+//! the number of layers, their declared size, the bytes actually sent, redirects.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use sha2::Digest as _;
+use oci_client::client::{ClientConfig, ClientProtocol, ImageLayer};
+use oci_client::manifest::{ImageIndexEntry, OciDescriptor, OciImageManifest};
+use oci_client::{Client, Reference};
+
+use super::credentials;
+use super::source::{Source, is_loopback};
+use super::unpack::component_from_layer;
+use crate::config::SourcesConfig;
+
+/// The media types of a layer that is the component itself.
+const WASM_LAYER_TYPES: [&str; 2] = ["application/wasm", "application/vnd.wasm.content.layer.v1+wasm"];
+/// The CNCF Wasm artifact's config media type, which `palisade publish` writes.
+pub const WASM_CONFIG_TYPE: &str = "application/vnd.wasm.config.v0+json";
+/// The CNCF Wasm artifact's layer media type.
+pub const WASM_LAYER_TYPE: &str = "application/wasm";
+/// Redirects a URL source may take, all to its own host.
+const MAX_REDIRECTS: usize = 5;
+
+/// A component fetched, with what its source resolved to.
+#[derive(Debug)]
+pub struct Fetched {
+    /// The component.
+    pub wasm: Vec<u8>,
+    /// For OCI sources: the manifest digest (of the index, when the reference named one).
+    pub digest: Option<String>,
+}
+
+/// Fetches components as `[sources]` says.
+pub struct Fetcher {
+    settings: SourcesConfig,
+    http: reqwest::Client,
+    /// Lines on stderr while fetching: `palisade add` and `update` show them, `serve` logs.
+    progress: bool,
+}
+
+impl Fetcher {
+    /// A fetcher with `settings`; `progress` prints what it does to stderr.
+    pub fn new(settings: &SourcesConfig, progress: bool) -> Result<Fetcher> {
+        install_crypto();
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(60))
+            .redirect(reqwest::redirect::Policy::custom(same_host_redirects))
+            .build()
+            .context("cannot set up the HTTP client")?;
+        Ok(Fetcher {
+            settings: settings.clone(),
+            http,
+            progress,
+        })
+    }
+
+    fn say(&self, line: std::fmt::Arguments<'_>) {
+        if self.progress {
+            eprintln!("{line}");
+        } else {
+            tracing::info!("{line}");
+        }
+    }
+
+    /// Fetches `source`; for an OCI source, `pinned` (a manifest digest) is fetched instead of
+    /// what its tag names now.
+    pub async fn fetch(&self, source: &Source, pinned: Option<&str>) -> Result<Fetched> {
+        let started = Instant::now();
+        let fetched = match source {
+            Source::Oci(reference) => {
+                let reference = match pinned {
+                    Some(digest) => Reference::with_digest(
+                        reference.registry().to_string(),
+                        reference.repository().to_string(),
+                        digest.to_string(),
+                    ),
+                    None => reference.clone(),
+                };
+                self.fetch_oci(&reference).await?
+            }
+            Source::Url(url) => Fetched {
+                wasm: self.fetch_url(url).await?,
+                digest: None,
+            },
+            Source::File(path) => Fetched {
+                wasm: std::fs::read(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?,
+                digest: None,
+            },
+        };
+        self.say(format_args!(
+            "fetched {source}: {} KiB in {:.1} s",
+            fetched.wasm.len() >> 10,
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(fetched)
+    }
+
+    /// The manifest digest an OCI reference names now (one HEAD request).
+    pub async fn resolve(&self, reference: &Reference) -> Result<String> {
+        let client = self.oci_client(reference)?;
+        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        client
+            .fetch_manifest_digest(reference, &auth)
+            .await
+            .with_context(|| format!("cannot resolve oci://{}", reference.whole()))
+    }
+
+    fn oci_client(&self, reference: &Reference) -> Result<Client> {
+        let registry = reference.resolve_registry();
+        let host = registry.rsplit_once(':').map_or(registry, |(h, _)| h);
+        let plain = is_loopback(host) || self.settings.insecure_registries.iter().any(|r| r == registry);
+        let config = ClientConfig {
+            protocol: if plain { ClientProtocol::Http } else { ClientProtocol::Https },
+            connect_timeout: Some(Duration::from_secs(10)),
+            read_timeout: Some(Duration::from_secs(60)),
+            platform_resolver: Some(Box::new(wasm_platform)),
+            user_agent: concat!("palisade/", env!("CARGO_PKG_VERSION")),
+            ..ClientConfig::default()
+        };
+        Client::try_from(config).context("cannot set up the OCI client")
+    }
+
+    async fn fetch_oci(&self, reference: &Reference) -> Result<Fetched> {
+        let whole = format!("oci://{}", reference.whole());
+        self.say(format_args!("resolving {whole}"));
+        let client = self.oci_client(reference)?;
+        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        let (manifest, digest, index_digest) = client
+            .pull_image_manifest_and_list_digest(reference, &auth)
+            .await
+            .with_context(|| format!("cannot fetch the manifest of {whole}"))?;
+        let layer = self.pick_layer(&manifest).with_context(|| whole.clone())?;
+        self.say(format_args!(
+            "downloading {} ({} KiB)",
+            layer.digest,
+            layer.size.max(0) >> 10
+        ));
+        let mut writer = BoundedWriter::new(self.settings.max_bytes);
+        client
+            .pull_blob(reference, &layer, &mut writer)
+            .await
+            .with_context(|| format!("cannot download {} of {whole}", layer.digest))?;
+        let wasm = component_from_layer(writer.bytes, self.settings.max_bytes)
+            .with_context(|| format!("{whole}: layer {}", layer.digest))?;
+        Ok(Fetched {
+            wasm,
+            digest: Some(index_digest.unwrap_or(digest)),
+        })
+    }
+
+    /// Pushes `wasm` to `reference` as a CNCF Wasm artifact; returns the manifest digest.
+    pub async fn publish(
+        &self,
+        reference: &Reference,
+        wasm: Vec<u8>,
+        imports: &[String],
+        exports: &[String],
+    ) -> Result<String> {
+        let whole = format!("oci://{}", reference.whole());
+        let client = self.oci_client(reference)?;
+        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        let layer_digest = format!("sha256:{}", hex::encode(sha2::Sha256::digest(&wasm)));
+        let config = serde_json::json!({
+            "created": humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            "architecture": "wasm",
+            "os": "wasip2",
+            "layerDigests": [layer_digest],
+            "component": { "exports": exports, "imports": imports },
+        });
+        self.say(format_args!("pushing {} KiB to {whole}", wasm.len() >> 10));
+        let layers = [ImageLayer::new(wasm, WASM_LAYER_TYPE.to_string(), None)];
+        let config = oci_client::client::Config::new(
+            serde_json::to_vec(&config).context("serializing the artifact's config")?,
+            WASM_CONFIG_TYPE.to_string(),
+            None,
+        );
+        client
+            .push(reference, &layers, config, &auth, None)
+            .await
+            .with_context(|| format!("cannot push to {whole}"))?;
+        self.resolve(reference).await
+    }
+
+    /// The one layer that holds the component: a `application/wasm` layer, else the only layer.
+    fn pick_layer(&self, manifest: &OciImageManifest) -> Result<OciDescriptor> {
+        let wasm_layers: Vec<&OciDescriptor> = manifest
+            .layers
+            .iter()
+            .filter(|l| WASM_LAYER_TYPES.contains(&l.media_type.as_str()))
+            .collect();
+        let layer = match (wasm_layers.as_slice(), manifest.layers.as_slice()) {
+            ([one], _) => *one,
+            ([], [only]) => only,
+            ([], []) => anyhow::bail!("the manifest has no layers"),
+            ([], layers) => anyhow::bail!(
+                "the image has {} layers and none is application/wasm: a plugin is one \
+                 component, published as a Wasm artifact (`palisade publish`) or as an image \
+                 with one layer",
+                layers.len()
+            ),
+            (several, _) => anyhow::bail!(
+                "the artifact has {} application/wasm layers; a plugin is one component",
+                several.len()
+            ),
+        };
+        let max = self.settings.max_bytes;
+        anyhow::ensure!(
+            u64::try_from(layer.size).is_ok_and(|size| size <= max),
+            "the layer {} is {} bytes, over the {} MiB limit ([sources] max_mib)",
+            layer.digest,
+            layer.size,
+            max >> 20
+        );
+        Ok(layer.clone())
+    }
+
+    async fn fetch_url(&self, url: &url::Url) -> Result<Vec<u8>> {
+        self.say(format_args!("downloading {url}"));
+        let mut response = self
+            .http
+            .get(url.clone())
+            .send()
+            .await
+            .with_context(|| format!("cannot fetch {url}"))?;
+        let status = response.status();
+        anyhow::ensure!(status.is_success(), "{url}: the server answered {status}");
+        let max = self.settings.max_bytes;
+        if let Some(length) = response.content_length() {
+            anyhow::ensure!(
+                length <= max,
+                "{url} is {length} bytes, over the {} MiB limit ([sources] max_mib)",
+                max >> 20
+            );
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .with_context(|| format!("cannot download {url}"))?
+        {
+            anyhow::ensure!(
+                body.len() as u64 + chunk.len() as u64 <= max,
+                "{url} sent more than {} MiB ([sources] max_mib)",
+                max >> 20
+            );
+            body.extend_from_slice(&chunk);
+        }
+        component_from_layer(body, max).with_context(|| url.to_string())
+    }
+}
+
+/// The manifest for WebAssembly in an image index, else its only manifest.
+fn wasm_platform(entries: &[ImageIndexEntry]) -> Option<String> {
+    let wasm = entries.iter().find(|e| {
+        e.platform
+            .as_ref()
+            .is_some_and(|p| p.architecture.to_string() == "wasm")
+    });
+    match (wasm, entries) {
+        (Some(entry), _) | (None, [entry]) => Some(entry.digest.clone()),
+        _ => None,
+    }
+}
+
+/// A source's URL may redirect within its own host (a moved path, http to https on loopback);
+/// a redirect elsewhere is refused: the operator trusted that host, not whichever it names.
+fn same_host_redirects(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redirect::Action {
+    let first = attempt.previous().first();
+    let same = first.is_some_and(|f| {
+        f.host_str() == attempt.url().host_str()
+            && f.port_or_known_default() == attempt.url().port_or_known_default()
+    });
+    if attempt.previous().len() > MAX_REDIRECTS {
+        attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+    } else if !same {
+        let to = attempt.url().to_string();
+        attempt.error(format!(
+            "redirected to another host ({to}); give that URL as the source if you trust it"
+        ))
+    } else {
+        attempt.follow()
+    }
+}
+
+/// rustls needs one process-wide crypto provider; ring is already in the tree (wasmtime-wasi-http).
+fn install_crypto() {
+    // Err only when one is installed already, which is what we want.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Collects a blob in memory, failing once it passes the size cap: the layer's declared size is
+/// the registry's word, the bytes it sends are what count.
+struct BoundedWriter {
+    bytes: Vec<u8>,
+    max: u64,
+}
+
+impl BoundedWriter {
+    fn new(max: u64) -> BoundedWriter {
+        BoundedWriter { bytes: Vec::new(), max }
+    }
+}
+
+impl tokio::io::AsyncWrite for BoundedWriter {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if self.bytes.len() as u64 + buf.len() as u64 > self.max {
+            let max = self.max;
+            return std::task::Poll::Ready(Err(std::io::Error::other(format!(
+                "the registry sent more than {} MiB ([sources] max_mib)",
+                max >> 20
+            ))));
+        }
+        self.bytes.extend_from_slice(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}

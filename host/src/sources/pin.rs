@@ -1,0 +1,142 @@
+//! What `serve` does with plugins from registries and URLs: each is served from the store, at
+//! the digest `palisade.lock` accepted, and refused when its tag has moved since. Nothing is
+//! fetched by tag here: a registry that changed what a tag names cannot change what is served
+//! until the operator reviews it with `palisade update`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+
+use super::fetch::Fetcher;
+use super::lock::{Lock, Locked};
+use super::source::Source;
+use super::store::Store;
+use crate::config::{Config, SourcesConfig};
+use crate::setup::Wanted;
+
+/// Points every wanted plugin with a remote source at its locked component in the store,
+/// fetching the locked digest when the store lacks it.
+pub async fn pin(config: &Config, config_path: Option<&Path>, wanted: &mut [Wanted]) -> Result<()> {
+    if wanted.iter().all(|w| w.config.source.is_none()) {
+        return Ok(());
+    }
+    let config_path =
+        config_path.context("a plugin with a source needs a configuration file (--config)")?;
+    let lock_path = Lock::path_beside(config_path);
+    let lock = Lock::load(&lock_path)?;
+    let store = open_store(&config.sources)?;
+    for w in wanted.iter() {
+        let grants = w.config.spec.dirs.iter().map(|d| &d.host);
+        if let Some(dir) = grants.chain(&config.roots).find(|d| store.overlaps(d)) {
+            anyhow::bail!(
+                "{}: {} holds the plugin store {} (or lies inside it): a plugin granted it could \
+                 replace what the lock pins; grant another directory, or move the store \
+                 ([sources] store_dir)",
+                w.origin,
+                dir.display(),
+                store.dir().display()
+            );
+        }
+    }
+    let fetcher = Fetcher::new(&config.sources, false)?;
+    let checks = wanted.iter().map(|w| async {
+        let Some(source) = &w.config.source else {
+            return Ok(None);
+        };
+        pin_one(&w.config.spec.name, source, &lock, &lock_path, &store, &fetcher, config)
+            .await
+            .with_context(|| w.origin.clone())
+            .map(Some)
+    });
+    let pinned = futures_util::future::join_all(checks).await;
+    for (w, pinned) in wanted.iter_mut().zip(pinned) {
+        let Some((path, locked, sha256)) = pinned? else {
+            continue;
+        };
+        if let Some(configured) = w.config.spec.sha256.filter(|c| *c != sha256) {
+            anyhow::bail!(
+                "{}: sha256 = {} in the configuration, but palisade.lock accepted {}; remove \
+                 one of them",
+                w.origin,
+                hex::encode(configured),
+                hex::encode(sha256)
+            );
+        }
+        w.config.spec.path = path;
+        w.config.spec.sha256 = Some(sha256);
+        w.config.locked = Some(locked);
+    }
+    Ok(())
+}
+
+/// The store `[sources]` names, or the default one.
+pub fn open_store(settings: &SourcesConfig) -> Result<Store> {
+    let dir = match &settings.store_dir {
+        Some(dir) => dir.clone(),
+        None => Store::default_dir()?,
+    };
+    Store::open(&dir)
+}
+
+async fn pin_one(
+    name: &str,
+    source: &Source,
+    lock: &Lock,
+    lock_path: &Path,
+    store: &Store,
+    fetcher: &Fetcher,
+    config: &Config,
+) -> Result<(PathBuf, Locked, [u8; 32])> {
+    let locked = lock.plugins.get(name).with_context(|| {
+        format!(
+            "plugin `{name}` ({source}) is not in {}: nothing from a registry or a URL is served \
+             before it was reviewed; run `palisade add {source} --name {name}`",
+            lock_path.display()
+        )
+    })?;
+    anyhow::ensure!(
+        locked.source == source.to_string(),
+        "plugin `{name}`: the configuration says {source}, but {} accepted {}; run `palisade \
+         update {name}` to review the new source",
+        lock_path.display(),
+        locked.source
+    );
+    let sha256 = locked.sha256()?;
+    if let Source::Oci(reference) = source
+        && reference.digest().is_none()
+    {
+        let timeout = config.sources.tag_check_timeout;
+        match tokio::time::timeout(timeout, fetcher.resolve(reference)).await {
+            Ok(Ok(now)) if Some(&now) != locked.digest.as_ref() => anyhow::bail!(
+                "plugin `{name}`: {source} now names {now}, but {} accepted {}: the tag was \
+                 moved. It is not served until you review the change: run `palisade update {name}`",
+                lock_path.display(),
+                locked.digest.as_deref().unwrap_or("-")
+            ),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!(
+                plugin = name,
+                "cannot check what {source} names now ({e:#}); serving the digest the lock pins"
+            ),
+            Err(_) => tracing::warn!(
+                plugin = name,
+                "the registry of {source} did not answer in {} s; serving the digest the lock pins",
+                timeout.as_secs()
+            ),
+        }
+    }
+    if !store.contains(&sha256) {
+        let fetched = fetcher.fetch(source, locked.digest.as_deref()).await?;
+        let got = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&fetched.wasm));
+        anyhow::ensure!(
+            got[..] == sha256[..],
+            "plugin `{name}`: {source} sent a component with SHA-256 {}, but {} accepted {}; \
+             refused (run `palisade update {name}` to review what it serves now)",
+            hex::encode(got),
+            lock_path.display(),
+            locked.sha256
+        );
+        store.put(&fetched.wasm)?;
+    }
+    Ok((store.path(&sha256), locked.clone(), sha256))
+}
