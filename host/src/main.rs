@@ -90,6 +90,8 @@ enum Command {
         /// Registry settings and credentials from this configuration's [sources].
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        #[command(flatten)]
+        cache: CacheArgs,
     },
     /// Make a new random bearer token for [[auth.tokens]]: prints the token (give it to the
     /// client) and its SHA-256 (put that in the configuration).
@@ -200,7 +202,8 @@ fn main() -> ExitCode {
                 file,
                 target,
                 config,
-            } => commands::publish(&file, &target, config.as_deref()).await,
+                cache,
+            } => commands::publish(&file, &target, config.as_deref(), cache.cache_dir).await,
             Command::Token { bare } => {
                 let token = setup::new_token()?;
                 if bare {

@@ -104,6 +104,38 @@ pub fn run_palisade_in(
     wait_for_output(child, timeout)
 }
 
+/// Runs `palisade <args>` in `cwd` with `env` added, `stdin` as its whole input (the answers to
+/// its questions), to its end (killed after `timeout`).
+pub fn run_palisade_with(
+    args: &[&str],
+    cwd: &Path,
+    env: &[(&str, &str)],
+    stdin: &str,
+    timeout: Duration,
+) -> RunOutput {
+    use std::io::Write as _;
+    let bin = palisade_bin();
+    let mut cmd = Command::new(&bin);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_string();
+    thread::spawn(move || {
+        let _ = input.write_all(stdin.as_bytes());
+    });
+    wait_for_output(child, timeout)
+}
+
 /// Collects a started child's stdout and stderr until it exits, killing it after `timeout`
 /// (`status` is then `None`).
 pub(crate) fn wait_for_output(mut child: Child, timeout: Duration) -> RunOutput {

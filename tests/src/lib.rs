@@ -46,6 +46,7 @@ mod paths;
 mod resources;
 mod results;
 mod schema;
+mod services;
 mod stateless;
 mod stdio;
 
@@ -56,6 +57,7 @@ pub use paths::*;
 pub use resources::*;
 pub use results::*;
 pub use schema::*;
+pub use services::*;
 pub use stateless::*;
 pub use stdio::*;
 

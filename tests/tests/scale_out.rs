@@ -6,11 +6,7 @@
 //! generated configuration in a temporary directory, and stops it when done.
 
 use std::collections::BTreeSet;
-use std::fs::File;
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use palisade_tests::*;
 use serde_json::{Value, json};
@@ -19,88 +15,25 @@ use serde_json::{Value, json};
 // nginx
 // ---------------------------------------------------------------------------
 
-fn nginx_bin() -> PathBuf {
-    for candidate in ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"] {
-        if Path::new(candidate).is_file() {
-            return candidate.into();
-        }
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("nginx");
-            if candidate.is_file() {
-                return candidate;
-            }
-        }
-    }
-    panic!(
-        "nginx not found (looked for /usr/sbin/nginx and on PATH): run ./dev test, which installs \
-         it (Debian package nginx-light) for this test"
-    );
-}
-
-/// A loopback port nothing listens on right now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
-}
-
 /// A private nginx balancing `/` over upstreams round robin; stopped when dropped.
 struct Nginx {
-    child: Child,
-    dir: tempfile::TempDir,
-    /// `127.0.0.1:PORT`
-    addr: String,
+    service: Service,
     /// `http://127.0.0.1:PORT/mcp`
     url: String,
 }
 
 impl Nginx {
     fn start(upstreams: &[&str]) -> Nginx {
-        let bin = nginx_bin();
-        // Temp-path directives exist only for the modules built in.
-        let built = Command::new(&bin)
-            .arg("-V")
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {} -V: {e}", bin.display()));
-        let built = String::from_utf8_lossy(&built.stderr).into_owned();
-        let mut last_error = String::new();
-        for _ in 0..5 {
-            let dir = tempdir();
-            let port = free_port();
-            let addr = format!("127.0.0.1:{port}");
-            let at = |name: &str| toml_str(&path_str(&dir.path().join(name)));
-            let mut temp_paths = format!(
-                "    client_body_temp_path {};\n    proxy_temp_path {};\n",
-                at("client_body"),
-                at("proxy")
-            );
-            for module in ["fastcgi", "uwsgi", "scgi"] {
-                if !built.contains(&format!("--without-http_{module}_module")) {
-                    temp_paths.push_str(&format!("    {module}_temp_path {};\n", at(module)));
-                }
-            }
-            let servers: String = upstreams
-                .iter()
-                .map(|u| format!("        server {u};\n"))
-                .collect();
-            // Host stays the balancer's own loopback address, which Palisade's DNS-rebinding
-            // check accepts; SSE passes through unbuffered.
-            let conf = format!(
-                r#"daemon off;
-master_process off;
-worker_processes 1;
-pid {pid};
-error_log {error_log} info;
-events {{
-    worker_connections 256;
-}}
-http {{
-    log_format upstreams '$request_method $status $upstream_addr';
-    access_log {access_log} upstreams;
-{temp_paths}
+        let servers: String = upstreams
+            .iter()
+            .map(|u| format!("        server {u};\n"))
+            .collect();
+        // Host stays the balancer's own loopback address, which Palisade's DNS-rebinding
+        // check accepts; SSE passes through unbuffered.
+        let service = start_nginx(&|addr| {
+            format!(
+                r#"    log_format upstreams '$request_method $status $upstream_addr';
+    access_log access.log upstreams;
     upstream palisade {{
 {servers}    }}
     server {{
@@ -115,67 +48,18 @@ http {{
             proxy_read_timeout 600s;
             add_header X-Upstream $upstream_addr always;
         }}
-    }}
-}}
-"#,
-                pid = at("nginx.pid"),
-                error_log = at("error.log"),
-                access_log = at("access.log"),
-            );
-            let conf_path = dir.path().join("nginx.conf");
-            write_file(&conf_path, conf);
-            let stderr = File::create(dir.path().join("stderr.txt")).unwrap();
-            let mut child = Command::new(&bin)
-                .arg("-p")
-                .arg(dir.path())
-                .arg("-e")
-                .arg(dir.path().join("error.log"))
-                .arg("-c")
-                .arg(&conf_path)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(stderr)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-            let deadline = Instant::now() + secs(30);
-            loop {
-                if TcpStream::connect(&addr).is_ok() {
-                    return Nginx {
-                        child,
-                        url: format!("http://{addr}/mcp"),
-                        addr,
-                        dir,
-                    };
-                }
-                if let Ok(Some(status)) = child.try_wait() {
-                    let log = |name: &str| {
-                        std::fs::read_to_string(dir.path().join(name)).unwrap_or_default()
-                    };
-                    last_error = format!(
-                        "nginx exited ({status}):\n{}{}",
-                        log("stderr.txt"),
-                        log("error.log")
-                    );
-                    break;
-                }
-                if Instant::now() > deadline {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    last_error = "nginx did not listen within 30 s".into();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            if !last_error.contains("in use") {
-                break;
-            }
+    }}"#
+            )
+        });
+        Nginx {
+            url: format!("http://{}/mcp", service.addr),
+            service,
         }
-        panic!("cannot start nginx: {last_error}");
     }
 
     /// The upstream address of each request logged so far (`-` when none was reached).
     fn access_log_upstreams(&self) -> Vec<String> {
-        std::fs::read_to_string(self.dir.path().join("access.log"))
+        std::fs::read_to_string(self.service.dir.path().join("access.log"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| l.rsplit(' ').next().map(String::from))
@@ -183,24 +67,7 @@ http {{
     }
 
     fn logs(&self) -> String {
-        let read =
-            |name: &str| std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_default();
-        format!(
-            "--- nginx at {}: error.log\n{}\n--- nginx access.log\n{}",
-            self.addr,
-            read("error.log"),
-            read("access.log")
-        )
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if std::thread::panicking() {
-            eprintln!("{}", self.logs());
-        }
+        self.service.logs()
     }
 }
 

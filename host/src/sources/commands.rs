@@ -180,7 +180,12 @@ pub fn remove(name: &str, config_path: &Path) -> Result<()> {
 }
 
 /// `palisade publish FILE.wasm oci://...`: push the component as a CNCF Wasm artifact.
-pub async fn publish(file: &Path, target: &str, config_path: Option<&Path>) -> Result<()> {
+pub async fn publish(
+    file: &Path,
+    target: &str,
+    config_path: Option<&Path>,
+    cache_dir: Option<PathBuf>,
+) -> Result<()> {
     let config = match config_path {
         Some(path) => Config::load(path)?,
         None => Config::default(),
@@ -193,7 +198,7 @@ pub async fn publish(file: &Path, target: &str, config_path: Option<&Path>) -> R
         "publish to a tag (oci://REGISTRY/REPOSITORY:TAG): a digest is what the registry gives back"
     );
     let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let runtime = Runtime::new(setup::compile_cache(None, config.cache_dir.clone())?)?;
+    let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
     let sha256: [u8; 32] = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&wasm)).into();
     let component = runtime
         .cache
