@@ -16,6 +16,7 @@ pub mod pin;
 pub mod source;
 pub mod store;
 mod unpack;
+pub mod verify;
 
 pub use lock::{Lock, Locked};
 pub use pin::pin;
