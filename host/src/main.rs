@@ -61,6 +61,16 @@ enum Command {
         /// The plugin's name (default: the repository's or the file's last part).
         #[arg(long)]
         name: Option<String>,
+        /// Require a cosign signature by this public key (PEM), now and at every load.
+        #[arg(long, value_name = "FILE", conflicts_with = "identity")]
+        key: Option<PathBuf>,
+        /// Require a keyless Sigstore signature by this identity (an email, or a CI workflow
+        /// URI), with --issuer; the trusted root is [sources] trusted_root.
+        #[arg(long, requires = "issuer")]
+        identity: Option<String>,
+        /// The OIDC issuer of --identity, such as https://token.actions.githubusercontent.com.
+        #[arg(long, requires = "identity")]
+        issuer: Option<String>,
         #[command(flatten)]
         edit: EditArgs,
     },
@@ -90,6 +100,10 @@ enum Command {
         /// Registry settings and credentials from this configuration's [sources].
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// Sign it with this private key (PEM: PKCS#8, or cosign's encrypted key with the
+        /// password in COSIGN_PASSWORD), pushing cosign's signature tag beside it.
+        #[arg(long, value_name = "KEY")]
+        sign_key: Option<PathBuf>,
         #[command(flatten)]
         cache: CacheArgs,
     },
@@ -178,10 +192,19 @@ fn main() -> ExitCode {
                 config,
                 cache,
             } => compile(plugins, config, cache.cache_dir).await,
-            Command::Add { reference, name, edit } => {
+            Command::Add {
+                reference,
+                name,
+                key,
+                identity,
+                issuer,
+                edit,
+            } => {
                 commands::add(commands::AddRequest {
                     reference,
                     name,
+                    key,
+                    identity: identity.zip(issuer),
                     config: edit.config,
                     yes: edit.yes,
                     cache_dir: edit.cache.cache_dir,
@@ -202,8 +225,18 @@ fn main() -> ExitCode {
                 file,
                 target,
                 config,
+                sign_key,
                 cache,
-            } => commands::publish(&file, &target, config.as_deref(), cache.cache_dir).await,
+            } => {
+                commands::publish(commands::PublishRequest {
+                    file,
+                    target,
+                    config,
+                    sign_key,
+                    cache_dir: cache.cache_dir,
+                })
+                .await
+            }
             Command::Token { bare } => {
                 let token = setup::new_token()?;
                 if bare {

@@ -198,7 +198,7 @@ pub fn start_registry(htpasswd: Option<&str>) -> Service {
             None => String::new(),
         };
         let conf = format!(
-            "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
              {auth}http:\n  addr: {addr}\n",
             dir.join("data").display()
         );

@@ -442,3 +442,66 @@ fn url_sources_are_locked_by_sha256_and_redirects_to_another_host_refused() {
     let out = ws.run(&["add", &missing, "--name", "other", "--yes"], "");
     assert!(!out.success() && out.stderr.contains("404"), "{out}");
 }
+
+/// An ECDSA P-256 key pair made by openssl: (private PKCS#8 PEM, public PEM) file names.
+fn key_pair(ws: &Workspace, name: &str) -> (String, String) {
+    let private = ws.path(&format!("{name}.key"));
+    let public = ws.path(&format!("{name}.pub"));
+    for args in [
+        vec!["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", private.to_str().unwrap()],
+        vec!["pkey", "-in", private.to_str().unwrap(), "-pubout", "-out", public.to_str().unwrap()],
+    ] {
+        let out = Command::new("openssl").args(&args).output().expect("openssl runs");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    (path_str(&private), format!("{name}.pub"))
+}
+
+#[test]
+fn signed_plugins_verify_at_add_and_at_every_load_and_forgeries_are_refused() {
+    let registry = start_registry(None);
+    let ws = Workspace::new();
+    let (publisher_key, publisher_pub) = key_pair(&ws, "publisher");
+    let (_, stranger_pub) = key_pair(&ws, "stranger");
+    let signed = format!("oci://{}/tools/hello:signed", registry.addr);
+    let out = ws.ok(&["publish", &plugin_arg("hello"), &signed, "--sign-key", &publisher_key], "");
+    assert!(out.stderr.contains("signed sha256:"), "{out}");
+
+    // The wrong key is refused; the publisher's is accepted, written to the config and locked.
+    let out = ws.run(&["add", &signed, "--key", &stranger_pub, "--yes"], "");
+    assert!(!out.success() && out.stderr.contains("does not verify with the key"), "{out}");
+    let out = ws.ok(&["add", &signed, "--key", &publisher_pub, "--yes"], "");
+    assert!(out.stdout.contains("signature verified"), "{out}");
+    assert!(ws.read("palisade.toml").contains("verify = { key = \"publisher.pub\" }"));
+    assert!(ws.locked("hello", "signed_by").starts_with("key "), "{}", ws.read("palisade.lock"));
+    let mut server = ws.serve();
+    assert!(greet(&mut server).contains("registry"));
+    drop(server);
+
+    // A genuine signature moved onto another artifact: valid, but for another digest.
+    let other = format!("oci://{}/tools/hello:other", registry.addr);
+    let v2 = hello_with_new_description(ws.dir.path());
+    ws.ok(&["publish", &v2, &other], "");
+    let digest_of = |tag: &str| {
+        let raw = skopeo(&["inspect", "--raw", "--tls-verify=false", &format!("docker://{}/tools/hello:{tag}", registry.addr)]);
+        format!("sha256-{:x}", sha2::Sha256::digest(raw.as_bytes()))
+    };
+    let (signed_tag, other_tag) = (digest_of("signed"), digest_of("other"));
+    skopeo(&[
+        "copy",
+        "--src-tls-verify=false",
+        "--dest-tls-verify=false",
+        &format!("docker://{}/tools/hello:{signed_tag}.sig", registry.addr),
+        &format!("docker://{}/tools/hello:{other_tag}.sig", registry.addr),
+    ]);
+    let out = ws.run(&["add", &other, "--name", "other", "--key", &publisher_pub, "--yes"], "");
+    assert!(!out.success() && out.stderr.contains("for another digest"), "{out}");
+
+    // require_signatures: an unsigned plugin, or one nothing says who signed, is refused.
+    let config = ws.read("palisade.toml").replace("[sources]\n", "[sources]\nrequire_signatures = true\n");
+    write_file(ws.path("palisade.toml"), config);
+    let out = ws.run(&["add", &other, "--name", "other", "--yes"], "");
+    assert!(!out.success() && out.stderr.contains("require_signatures"), "{out}");
+    let mut server = ws.serve();
+    assert!(greet(&mut server).contains("registry"), "the signed plugin still serves");
+}

@@ -44,6 +44,25 @@ pub struct SourcesSection {
     /// Credentials, by registry (`HOST[:PORT]`).
     #[serde(default)]
     pub registries: BTreeMap<String, RegistrySection>,
+    /// Who must have signed every plugin from a registry or a URL (a plugin's own `verify`
+    /// replaces it).
+    pub verify: Option<VerifySection>,
+    /// A Sigstore trusted root (JSON) for keyless verification, relative to this file.
+    pub trusted_root: Option<PathBuf>,
+    /// Refuse a plugin from a registry or a URL that no `verify` covers (default false).
+    pub require_signatures: Option<bool>,
+}
+
+/// `verify = { key = "cosign.pub" }` or `verify = { identity = "...", issuer = "https://..." }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifySection {
+    /// A public key file (PEM), relative to the configuration file.
+    pub key: Option<PathBuf>,
+    /// The signer's identity in its certificate: an email, or a CI workflow's URI.
+    pub identity: Option<String>,
+    /// The OIDC issuer that vouched for the identity.
+    pub issuer: Option<String>,
 }
 
 /// `[sources.registries."HOST"]`: a user name and a password, or a token, from environment
@@ -188,6 +207,10 @@ pub struct PluginSection {
     pub tools: BTreeMap<String, ToolSection>,
     /// The SHA-256 the component file must have (hex); a different file is refused.
     pub sha256: Option<String>,
+    /// Who must have signed it (for a `source` from a registry or a URL).
+    pub verify: Option<VerifySection>,
+    /// A Sigstore trusted root for this plugin's keyless verification.
+    pub trusted_root: Option<PathBuf>,
 }
 
 /// An environment variable's value: given, or passed from the server's own environment.

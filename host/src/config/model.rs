@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::access::AccessConfig;
+pub use crate::sources::verify::Policy;
 pub use crate::sources::{Locked, Source};
 pub use crate::runtime::{AccessMode, DirGrant, HostPattern, Limits, PluginSpec, RootsAccess};
 
@@ -137,6 +138,8 @@ pub struct PluginConfig {
     pub source: Option<Source>,
     /// What `palisade.lock` accepted for it (set with the store path).
     pub locked: Option<Locked>,
+    /// Who must have signed it: its own `verify`, else `[sources] verify`.
+    pub verify: Option<Policy>,
     /// Prefix for public names; empty for none.
     pub prefix: String,
     /// By the plugin's own tool name.
@@ -152,6 +155,7 @@ impl PluginConfig {
             spec,
             source: None,
             locked: None,
+            verify: None,
             tools: BTreeMap::new(),
         }
     }
@@ -195,6 +199,10 @@ pub struct SourcesConfig {
     pub tag_check_timeout: std::time::Duration,
     /// Credentials by registry.
     pub registries: BTreeMap<String, RegistryLogin>,
+    /// Refuse plugins from registries and URLs that no `verify` covers.
+    pub require_signatures: bool,
+    /// `[sources] verify`: who must have signed plugins without a `verify` of their own.
+    pub verify: Option<Policy>,
 }
 
 impl Default for SourcesConfig {
@@ -205,6 +213,8 @@ impl Default for SourcesConfig {
             insecure_registries: Vec::new(),
             tag_check_timeout: std::time::Duration::from_secs(5),
             registries: BTreeMap::new(),
+            require_signatures: false,
+            verify: None,
         }
     }
 }

@@ -91,9 +91,20 @@ impl Config {
             )));
         }
 
+        let global_verify = resolve_verify(
+            file.sources.verify.clone(),
+            file.sources.trusted_root.as_deref(),
+            base,
+        )
+        .map_err(|why| ConfigError(format!("{}: [sources] verify: {why}", path.display())))?;
+        let global_root = file.sources.trusted_root.clone();
         let mut plugins = Vec::new();
         for (name, section) in file.plugins {
-            plugins.push(resolve_plugin(name, section, path, base, &at)?);
+            let mut plugin = resolve_plugin(name, section, path, base, &at, global_root.as_deref())?;
+            if plugin.source.is_some() && plugin.verify.is_none() {
+                plugin.verify = global_verify.clone();
+            }
+            plugins.push(plugin);
         }
         Ok(Config {
             page_size,
@@ -110,8 +121,11 @@ impl Config {
                 .transpose()
                 .map_err(|why| ConfigError(format!("{}: [audit] {why}", path.display())))?,
             request_state,
-            sources: resolve_sources(file.sources, base)
-                .map_err(|why| ConfigError(format!("{}: [sources] {why}", path.display())))?,
+            sources: SourcesConfig {
+                verify: global_verify,
+                ..resolve_sources(file.sources, base)
+                    .map_err(|why| ConfigError(format!("{}: [sources] {why}", path.display())))?
+            },
         })
     }
 }
@@ -168,6 +182,7 @@ fn resolve_plugin(
     path: &Path,
     base: &Path,
     at: &dyn Fn(&str, &str) -> String,
+    global_root: Option<&Path>,
 ) -> Result<PluginConfig, ConfigError> {
     check_plugin_name(&name)
         .map_err(|why| ConfigError(format!("{}: [plugins.{name}]: {why}", path.display())))?;
@@ -287,9 +302,23 @@ fn resolve_plugin(
             )));
         }
     };
+    let verify = resolve_verify(
+        section.verify,
+        section.trusted_root.as_deref().or(global_root),
+        base,
+    )
+    .map_err(|why| ConfigError(format!("{} {why}", at(&name, "verify"))))?;
+    if verify.is_some() && source.is_none() {
+        return Err(ConfigError(format!(
+            "{} applies to plugins from a registry or a URL\nhow to fix: use source = \
+             \"oci://...\", or pin a local file with sha256 = \"...\"",
+            at(&name, "verify")
+        )));
+    }
     Ok(PluginConfig {
         source,
         locked: None,
+        verify,
         spec: PluginSpec {
             path,
             name,
@@ -303,6 +332,43 @@ fn resolve_plugin(
         prefix,
         tools,
     })
+}
+
+/// A `verify` table as a policy; key files and the trusted root are relative to `base`.
+fn resolve_verify(
+    section: Option<VerifySection>,
+    trusted_root: Option<&Path>,
+    base: &Path,
+) -> Result<Option<Policy>, String> {
+    let Some(section) = section else {
+        return Ok(None);
+    };
+    match section {
+        VerifySection {
+            key: Some(key),
+            identity: None,
+            issuer: None,
+        } => {
+            let file = base.join(key);
+            let pem = std::fs::read_to_string(&file)
+                .map_err(|e| format!("key = {}: cannot read it: {e}", file.display()))?;
+            Ok(Some(Policy::Key { file, pem }))
+        }
+        VerifySection {
+            key: None,
+            identity: Some(identity),
+            issuer: Some(issuer),
+        } if !identity.is_empty() && issuer.starts_with("https://") => Ok(Some(Policy::Keyless {
+            identity,
+            issuer,
+            trusted_root: trusted_root.map(|r| base.join(r)),
+        })),
+        _ => Err(
+            "give key = \"cosign.pub\", or identity = \"...\" with issuer = \"https://...\"; \
+             keyless verification always names who signed (never any signer)"
+                .into(),
+        ),
+    }
 }
 
 /// `[sources]` with defaults filled in.
@@ -350,6 +416,8 @@ fn resolve_sources(section: SourcesSection, base: &Path) -> Result<SourcesConfig
         insecure_registries: section.insecure_registries,
         tag_check_timeout,
         registries,
+        require_signatures: section.require_signatures.unwrap_or(false),
+        verify: None,
     })
 }
 

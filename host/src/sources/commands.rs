@@ -11,6 +11,7 @@ use super::fetch::{Fetched, Fetcher};
 use super::lock::{self, Lock, Locked};
 use super::pin::open_store;
 use super::source::Source;
+use super::verify::{Policy, verify};
 use crate::config::{self, Config, PluginConfig};
 use crate::inspect::inspect;
 use crate::runtime::Runtime;
@@ -29,6 +30,10 @@ pub struct AddRequest {
     pub yes: bool,
     /// `--cache-dir`.
     pub cache_dir: Option<PathBuf>,
+    /// `--key FILE`: the publisher's cosign public key.
+    pub key: Option<PathBuf>,
+    /// `--identity` and `--issuer`: the keyless signer.
+    pub identity: Option<(String, String)>,
 }
 
 /// `palisade add`: fetch, show, ask, then write the configuration section and the lock entry.
@@ -48,7 +53,9 @@ pub async fn add(request: AddRequest) -> Result<()> {
          `palisade update {name}` to take a new version of it",
         request.config.display()
     );
-    let plugin = PluginConfig::new(name.clone(), PathBuf::new());
+    let mut plugin = PluginConfig::new(name.clone(), PathBuf::new());
+    let (policy, verify_line) = policy_from_flags(&request, &config, base)?;
+    plugin.verify = policy.or_else(|| config.sources.verify.clone());
     let review = review(&config, &source, plugin, request.cache_dir.clone()).await?;
     println!("{}", review.report);
     println!(
@@ -57,7 +64,11 @@ pub async fn add(request: AddRequest) -> Result<()> {
          docs/configuration.md lists each grant.\n"
     );
     println!("`palisade add` will write to {}:\n", request.config.display());
-    println!("[plugins.{name}]\nsource = {:?}\n", request.reference);
+    println!(
+        "[plugins.{name}]\nsource = {:?}\n{}",
+        request.reference,
+        verify_line.as_ref().map(|v| format!("verify = {v}\n")).unwrap_or_default()
+    );
     if source.is_remote() {
         println!(
             "and lock {} at {} in {}.\n",
@@ -70,7 +81,7 @@ pub async fn add(request: AddRequest) -> Result<()> {
         println!("Nothing written.");
         return Ok(());
     }
-    write_section(&request.config, &name, &request.reference)?;
+    write_section(&request.config, &name, &request.reference, verify_line)?;
     if source.is_remote() {
         let lock_path = Lock::path_beside(&request.config);
         let mut lock = Lock::load(&lock_path)?;
@@ -179,14 +190,34 @@ pub fn remove(name: &str, config_path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `palisade publish FILE.wasm oci://...`: push the component as a CNCF Wasm artifact.
-pub async fn publish(
-    file: &Path,
-    target: &str,
-    config_path: Option<&Path>,
-    cache_dir: Option<PathBuf>,
-) -> Result<()> {
-    let config = match config_path {
+/// What `palisade publish` was asked.
+#[derive(Debug, Clone)]
+pub struct PublishRequest {
+    /// The component.
+    pub file: PathBuf,
+    /// `oci://REGISTRY/REPOSITORY:TAG`.
+    pub target: String,
+    /// `--config`, for `[sources]`.
+    pub config: Option<PathBuf>,
+    /// `--sign-key`.
+    pub sign_key: Option<PathBuf>,
+    /// `--cache-dir`.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `palisade publish FILE.wasm oci://...`: push the component as a CNCF Wasm artifact, signed
+/// with `--sign-key` when given.
+pub async fn publish(request: PublishRequest) -> Result<()> {
+    let PublishRequest {
+        file,
+        target,
+        config,
+        sign_key,
+        cache_dir,
+    } = request;
+    let (file, target) = (file.as_path(), target.as_str());
+    let signer = sign_key.as_deref().map(load_signer).transpose()?;
+    let config = match config.as_deref() {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
@@ -209,9 +240,27 @@ pub async fn publish(
     let imports = names(&mut ty.imports(&runtime.engine).map(|(n, _)| n.to_string()));
     let exports = names(&mut ty.exports(&runtime.engine).map(|(n, _)| n.to_string()));
     let fetcher = Fetcher::new(&config.sources, true)?;
-    let digest = fetcher.publish(&reference, wasm, &imports, &exports).await?;
+    let digest = fetcher
+        .publish_signed(&reference, wasm, &imports, &exports, signer.as_ref())
+        .await?;
     println!("published {} as oci://{}@{digest}", file.display(), reference.whole());
     Ok(())
+}
+
+/// A signing key: PKCS#8 PEM, or cosign's encrypted key (password in `COSIGN_PASSWORD`).
+fn load_signer(path: &Path) -> Result<sigstore::crypto::SigStoreSigner> {
+    use sigstore::crypto::SigningScheme;
+    use sigstore::crypto::signing_key::SigStoreKeyPair;
+    let pem = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let pair = if String::from_utf8_lossy(&pem).contains("ENCRYPTED") {
+        let password = std::env::var("COSIGN_PASSWORD").unwrap_or_default();
+        SigStoreKeyPair::from_encrypted_pem(&pem, password.as_bytes())
+    } else {
+        SigStoreKeyPair::from_pem(&pem)
+    }
+    .map_err(|e| anyhow::anyhow!("{}: not a signing key cosign uses: {e}", path.display()))?;
+    pair.to_sigstore_signer(&SigningScheme::ECDSA_P256_SHA256_ASN1)
+        .map_err(|e| anyhow::anyhow!("{}: {e} (an ECDSA P-256 key is needed)", path.display()))
 }
 
 /// A fetched plugin, loaded with the grants it would have, described for the operator.
@@ -234,6 +283,26 @@ async fn review(
     let Fetched { wasm, digest } = fetcher.fetch(source, None).await?;
     let store = open_store(&config.sources)?;
     let sha256 = store.put(&wasm)?;
+    let signed_by = match &plugin.verify {
+        Some(policy) => {
+            let found = fetcher.signatures(source, digest.as_deref()).await?;
+            verify(policy, &found, digest.as_deref(), &wasm)
+                .await
+                .with_context(|| format!("{source}: refused"))?;
+            let artifact = digest.clone().unwrap_or_else(|| hex::encode(sha256));
+            store.put_signatures(&artifact, &found)?;
+            println!("signature verified: signed by {}", policy.signer());
+            Some(policy.signer())
+        }
+        None => {
+            anyhow::ensure!(
+                !config.sources.require_signatures,
+                "[sources] require_signatures is set and nothing says who must have signed \
+                 {source}: give --key FILE, or --identity and --issuer"
+            );
+            None
+        }
+    };
     let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
     plugin.spec.path = store.path(&sha256);
     plugin.spec.sha256 = Some(sha256);
@@ -265,13 +334,55 @@ async fn review(
             source: source.to_string(),
             digest,
             sha256: hex::encode(sha256),
-            signed_by: None,
+            signed_by,
             imports,
             tools: lock::tool_hashes(&loaded),
         },
         report,
         descriptions,
     })
+}
+
+/// The policy `--key` or `--identity`/`--issuer` give, and the `verify` table to write for it.
+fn policy_from_flags(
+    request: &AddRequest,
+    config: &Config,
+    base: &Path,
+) -> Result<(Option<Policy>, Option<toml_edit::InlineTable>)> {
+    let mut table = toml_edit::InlineTable::new();
+    let policy = match (&request.key, &request.identity) {
+        (None, None) => return Ok((None, None)),
+        (Some(_), Some(_)) => anyhow::bail!("give --key, or --identity and --issuer, not both"),
+        (Some(key), None) => {
+            let file = base.join(key);
+            let pem = std::fs::read_to_string(&file)
+                .with_context(|| format!("--key {}: cannot read it", file.display()))?;
+            table.insert("key", path_value(key));
+            Policy::Key { file, pem }
+        }
+        (None, Some((identity, issuer))) => {
+            anyhow::ensure!(
+                issuer.starts_with("https://"),
+                "--issuer must be an https:// URL"
+            );
+            table.insert("identity", identity.as_str().into());
+            table.insert("issuer", issuer.as_str().into());
+            let trusted_root = match &config.sources.verify {
+                Some(Policy::Keyless { trusted_root, .. }) => trusted_root.clone(),
+                _ => None,
+            };
+            Policy::Keyless {
+                identity: identity.clone(),
+                issuer: issuer.clone(),
+                trusted_root,
+            }
+        }
+    };
+    Ok((Some(policy), Some(table)))
+}
+
+fn path_value(path: &Path) -> toml_edit::Value {
+    path.to_string_lossy().as_ref().into()
 }
 
 /// Asks on stdin; `yes` answers for the operator. No answer (end of input) is no.
@@ -304,7 +415,12 @@ fn base_of(config: &Path) -> &Path {
 }
 
 /// Adds `[plugins.NAME] source = ...` to the file, keeping everything else as written.
-fn write_section(config_path: &Path, name: &str, source: &str) -> Result<()> {
+fn write_section(
+    config_path: &Path,
+    name: &str,
+    source: &str,
+    verify: Option<toml_edit::InlineTable>,
+) -> Result<()> {
     let text = match std::fs::read_to_string(config_path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -324,6 +440,9 @@ fn write_section(config_path: &Path, name: &str, source: &str) -> Result<()> {
         .context("`plugins` in the configuration is not a table")?;
     let mut section = toml_edit::Table::new();
     section.insert("source", toml_edit::value(source));
+    if let Some(verify) = verify {
+        section.insert("verify", toml_edit::value(verify));
+    }
     section.decor_mut().set_prefix(
         "\n# Added by `palisade add`; granted nothing. Grants: network, dirs, roots, env \
          (docs/configuration.md).\n",

@@ -13,6 +13,10 @@ use oci_client::{Client, Reference};
 use super::credentials;
 use super::source::{Source, is_loopback};
 use super::unpack::component_from_layer;
+use super::verify::{
+    BUNDLE_MEDIA_TYPE, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, Signatures,
+    SimpleSignature, simple_signing_payload,
+};
 use crate::config::SourcesConfig;
 
 /// The media types of a layer that is the component itself.
@@ -21,6 +25,10 @@ const WASM_LAYER_TYPES: [&str; 2] = ["application/wasm", "application/vnd.wasm.c
 pub const WASM_CONFIG_TYPE: &str = "application/vnd.wasm.config.v0+json";
 /// The CNCF Wasm artifact's layer media type.
 pub const WASM_LAYER_TYPE: &str = "application/wasm";
+/// Signatures looked at per artifact, and the size of each: a registry cannot make verification
+/// slow by attaching thousands, or large ones.
+const MAX_SIGNATURES: usize = 16;
+const MAX_SIGNATURE_BYTES: usize = 1 << 20;
 /// Redirects a URL source may take, all to its own host.
 const MAX_REDIRECTS: usize = 5;
 
@@ -186,6 +194,151 @@ impl Fetcher {
         self.resolve(reference).await
     }
 
+    /// Every signature published for an artifact: for OCI sources cosign's
+    /// `sha256-<digest>.sig` tag and Sigstore bundles attached as OCI 1.1 referrers; for URL
+    /// sources a bundle at the URL with `.sigstore.json` appended.
+    pub async fn signatures(&self, source: &Source, digest: Option<&str>) -> Result<Signatures> {
+        let mut found = Signatures::default();
+        match (source, digest) {
+            (Source::Oci(reference), Some(digest)) => {
+                let client = self.oci_client(reference)?;
+                let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+                let at = |tag_or_digest: Result<String, String>| match tag_or_digest {
+                    Ok(tag) => Reference::with_tag(
+                        reference.registry().to_string(),
+                        reference.repository().to_string(),
+                        tag,
+                    ),
+                    Err(digest) => Reference::with_digest(
+                        reference.registry().to_string(),
+                        reference.repository().to_string(),
+                        digest,
+                    ),
+                };
+                let sig_tag = at(Ok(format!("{}.sig", digest.replace(':', "-"))));
+                if let Some(manifest) = pull_if_present(&client, &sig_tag, &auth).await? {
+                    for layer in manifest
+                        .layers
+                        .iter()
+                        .filter(|l| l.media_type == SIMPLE_SIGNING_MEDIA_TYPE)
+                        .take(MAX_SIGNATURES)
+                    {
+                        let signature = layer
+                            .annotations
+                            .as_ref()
+                            .and_then(|a| a.get(SIGNATURE_ANNOTATION))
+                            .cloned()
+                            .unwrap_or_default();
+                        let payload = self.small_blob(&client, &sig_tag, layer).await?;
+                        found.simple.push(SimpleSignature {
+                            payload: String::from_utf8_lossy(&payload).into_owned(),
+                            signature,
+                        });
+                    }
+                }
+                let subject = at(Err(digest.to_string()));
+                let referrers = client
+                    .pull_referrers(&subject, Some(BUNDLE_MEDIA_TYPE))
+                    .await
+                    .with_context(|| format!("cannot list the referrers of {digest}"))?;
+                for entry in referrers.manifests.iter().take(MAX_SIGNATURES) {
+                    let referrer = at(Err(entry.digest.clone()));
+                    let Some(manifest) = pull_if_present(&client, &referrer, &auth).await? else {
+                        continue;
+                    };
+                    for layer in manifest.layers.iter().filter(|l| l.media_type == BUNDLE_MEDIA_TYPE) {
+                        let bundle = self.small_blob(&client, &referrer, layer).await?;
+                        found.bundles.push(String::from_utf8_lossy(&bundle).into_owned());
+                    }
+                }
+            }
+            (Source::Url(url), _) => {
+                let bundle_url = format!("{url}.sigstore.json");
+                let response = self
+                    .http
+                    .get(&bundle_url)
+                    .send()
+                    .await
+                    .with_context(|| format!("cannot fetch {bundle_url}"))?;
+                if response.status().is_success() {
+                    let body = response.bytes().await.context("reading the bundle")?;
+                    anyhow::ensure!(
+                        body.len() <= MAX_SIGNATURE_BYTES,
+                        "{bundle_url} is larger than a Sigstore bundle can be"
+                    );
+                    found.bundles.push(String::from_utf8_lossy(&body).into_owned());
+                }
+            }
+            _ => {}
+        }
+        Ok(found)
+    }
+
+    /// A signature's blob: small, or refused.
+    async fn small_blob(
+        &self,
+        client: &Client,
+        reference: &Reference,
+        layer: &OciDescriptor,
+    ) -> Result<Vec<u8>> {
+        anyhow::ensure!(
+            (0..=MAX_SIGNATURE_BYTES as i64).contains(&layer.size),
+            "a signature layer declares {} bytes; signatures are small",
+            layer.size
+        );
+        let mut writer = BoundedWriter::new(MAX_SIGNATURE_BYTES as u64);
+        client
+            .pull_blob(reference, layer, &mut writer)
+            .await
+            .with_context(|| format!("cannot download the signature {}", layer.digest))?;
+        Ok(writer.bytes)
+    }
+
+    /// Pushes `wasm` to `reference` as a CNCF Wasm artifact, and with `signer` cosign's signature
+    /// of it; returns the manifest digest.
+    pub async fn publish_signed(
+        &self,
+        reference: &Reference,
+        wasm: Vec<u8>,
+        imports: &[String],
+        exports: &[String],
+        signer: Option<&sigstore::crypto::SigStoreSigner>,
+    ) -> Result<String> {
+        let digest = self.publish(reference, wasm, imports, exports).await?;
+        let Some(signer) = signer else {
+            return Ok(digest);
+        };
+        let docker_reference = format!("{}/{}", reference.registry(), reference.repository());
+        let payload = simple_signing_payload(&docker_reference, &digest);
+        let signature = signer
+            .sign(payload.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot sign: {e}"))?;
+        let signature = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, signature);
+        let sig_ref = Reference::with_tag(
+            reference.registry().to_string(),
+            reference.repository().to_string(),
+            format!("{}.sig", digest.replace(':', "-")),
+        );
+        let layer = ImageLayer::new(
+            payload.into_bytes(),
+            SIMPLE_SIGNING_MEDIA_TYPE.to_string(),
+            Some([(SIGNATURE_ANNOTATION.to_string(), signature)].into()),
+        );
+        let config = oci_client::client::Config::new(
+            b"{}".to_vec(),
+            "application/vnd.oci.image.config.v1+json".to_string(),
+            None,
+        );
+        let client = self.oci_client(reference)?;
+        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        client
+            .push(&sig_ref, &[layer], config, &auth, None)
+            .await
+            .with_context(|| format!("cannot push the signature to oci://{}", sig_ref.whole()))?;
+        self.say(format_args!("signed {digest} (oci://{})", sig_ref.whole()));
+        Ok(digest)
+    }
+
     /// The one layer that holds the component: a `application/wasm` layer, else the only layer.
     fn pick_layer(&self, manifest: &OciImageManifest) -> Result<OciDescriptor> {
         let wasm_layers: Vec<&OciDescriptor> = manifest
@@ -251,6 +404,20 @@ impl Fetcher {
             body.extend_from_slice(&chunk);
         }
         component_from_layer(body, max).with_context(|| url.to_string())
+    }
+}
+
+/// The image manifest at `reference`, or `None` when the registry has none there.
+async fn pull_if_present(
+    client: &Client,
+    reference: &Reference,
+    auth: &oci_client::secrets::RegistryAuth,
+) -> Result<Option<OciImageManifest>> {
+    use oci_client::errors::OciDistributionError as E;
+    match client.pull_image_manifest(reference, auth).await {
+        Ok((manifest, _)) => Ok(Some(manifest)),
+        Err(E::ImageManifestNotFoundError(_) | E::RegistryError { .. } | E::ServerError { code: 404, .. }) => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot fetch oci://{}", reference.whole())),
     }
 }
 

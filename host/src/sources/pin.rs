@@ -11,6 +11,7 @@ use super::fetch::Fetcher;
 use super::lock::{Lock, Locked};
 use super::source::Source;
 use super::store::Store;
+use super::verify::{Policy, verify};
 use crate::config::{Config, SourcesConfig};
 use crate::setup::Wanted;
 
@@ -43,7 +44,12 @@ pub async fn pin(config: &Config, config_path: Option<&Path>, wanted: &mut [Want
         let Some(source) = &w.config.source else {
             return Ok(None);
         };
-        pin_one(&w.config.spec.name, source, &lock, &lock_path, &store, &fetcher, config)
+        let plugin = Pinning {
+            name: &w.config.spec.name,
+            source,
+            policy: w.config.verify.as_ref(),
+        };
+        pin_one(plugin, &lock, &lock_path, &store, &fetcher, config)
             .await
             .with_context(|| w.origin.clone())
             .map(Some)
@@ -78,9 +84,19 @@ pub fn open_store(settings: &SourcesConfig) -> Result<Store> {
     Store::open(&dir)
 }
 
+/// The plugin being pinned.
+struct Pinning<'a> {
+    name: &'a str,
+    source: &'a Source,
+    policy: Option<&'a Policy>,
+}
+
 async fn pin_one(
-    name: &str,
-    source: &Source,
+    Pinning {
+        name,
+        source,
+        policy,
+    }: Pinning<'_>,
     lock: &Lock,
     lock_path: &Path,
     store: &Store,
@@ -138,5 +154,50 @@ async fn pin_one(
         );
         store.put(&fetched.wasm)?;
     }
+    match policy {
+        Some(policy) => {
+            check_signature(name, source, policy, locked, store, fetcher, &sha256).await?;
+        }
+        None => anyhow::ensure!(
+            !config.sources.require_signatures,
+            "plugin `{name}`: [sources] require_signatures is set, and nothing says who must have \
+             signed it; add verify = {{ key = \"cosign.pub\" }} or verify = {{ identity = \"...\", \
+             issuer = \"https://...\" }}"
+        ),
+    }
     Ok((store.path(&sha256), locked.clone(), sha256))
+}
+
+/// Verifies the plugin's signature again, from the store (fetched once when missing), and that
+/// the lock accepted it under the same signer.
+async fn check_signature(
+    name: &str,
+    source: &Source,
+    policy: &Policy,
+    locked: &Locked,
+    store: &Store,
+    fetcher: &Fetcher,
+    sha256: &[u8; 32],
+) -> Result<()> {
+    let artifact = locked.digest.clone().unwrap_or_else(|| locked.sha256.clone());
+    let found = match store.signatures(&artifact) {
+        Some(found) => found,
+        None => {
+            let found = fetcher.signatures(source, locked.digest.as_deref()).await?;
+            store.put_signatures(&artifact, &found)?;
+            found
+        }
+    };
+    let wasm = std::fs::read(store.path(sha256)).context("reading the component from the store")?;
+    verify(policy, &found, locked.digest.as_deref(), &wasm)
+        .await
+        .with_context(|| format!("plugin `{name}` ({source}): refused"))?;
+    let signer = policy.signer();
+    anyhow::ensure!(
+        locked.signed_by.as_deref() == Some(signer.as_str()),
+        "plugin `{name}`: palisade.lock accepted it signed by {}, the configuration now names \
+         {signer}; run `palisade update {name}` to review",
+        locked.signed_by.as_deref().unwrap_or("nobody")
+    );
+    Ok(())
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use sha2::Digest as _;
 
+use super::verify::Signatures;
 use crate::runtime::private_dir;
 
 /// The store, opened and checked.
@@ -94,6 +95,31 @@ impl Store {
         drop(file);
         std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
         Ok(sha256)
+    }
+
+    /// Keeps the signatures found for an artifact (its manifest digest, or its SHA-256 in hex),
+    /// so each load verifies them again without the network.
+    pub fn put_signatures(&self, artifact: &str, found: &Signatures) -> Result<()> {
+        let text = serde_json::to_string(found).context("serializing signatures")?;
+        let path = self.signatures_path(artifact);
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// The signatures kept for an artifact, if any. Whoever could change them still cannot
+    /// forge one: they are verified at every load.
+    pub fn signatures(&self, artifact: &str) -> Option<Signatures> {
+        let text = std::fs::read_to_string(self.signatures_path(artifact)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn signatures_path(&self, artifact: &str) -> PathBuf {
+        let name: String = artifact
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.dir.join(format!("signatures-{name}.json"))
     }
 
     /// Whether a plugin that can see `path` could reach the store.

@@ -54,11 +54,12 @@ impl Policy {
     /// What the lock records as `signed_by`.
     pub fn signer(&self) -> String {
         match self {
-            Policy::Key { file, pem } => format!(
-                "key {} (sha256:{})",
-                file.display(),
-                hex::encode(sha2::Sha256::digest(pem.trim().as_bytes()))
-            ),
+            // The key's fingerprint, not its file's name: the same key moved or named
+            // relative to another directory is the same signer.
+            Policy::Key { pem, .. } => {
+                let key: String = pem.split_whitespace().collect();
+                format!("key sha256:{}", hex::encode(sha2::Sha256::digest(key.as_bytes())))
+            }
             Policy::Keyless {
                 identity, issuer, ..
             } => format!("{identity} via {issuer}"),
