@@ -166,7 +166,17 @@ struct CacheArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    palisade::serve::init_logging();
+    // The commands that talk to a person (add, update, ...) print what matters themselves;
+    // their logs would only bury the question they ask.
+    let talks_to_a_person = matches!(
+        cli.command,
+        Command::Add { .. }
+            | Command::Update { .. }
+            | Command::Remove { .. }
+            | Command::Publish { .. }
+            | Command::Token { .. }
+    );
+    palisade::serve::init_logging(if talks_to_a_person { "warn" } else { "info" });
     let runtime = match palisade::serve::async_runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -183,7 +193,7 @@ fn main() -> ExitCode {
                 cache,
             } => {
                 let runtime = Runtime::new(setup::compile_cache(cache.cache_dir, None)?)?;
-                let config = setup::plugin_to_inspect(&plugin, config.as_deref())?;
+                let config = setup::plugin_to_inspect(&plugin, config.as_deref()).await?;
                 print!("{}", inspect(&runtime, config).await?);
                 Ok(())
             }

@@ -39,9 +39,10 @@ pub fn async_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// Logs to stderr, filtered by `RUST_LOG` (default: info).
-pub fn init_logging() {
+pub fn init_logging(default_level: &str) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -170,17 +170,17 @@ pub fn name_from_file(path: &Path) -> String {
 
 /// The plugin `palisade inspect` describes: with a configuration, the configured plugin named
 /// `target` or at the path `target`, grants and all; else the file with no grants.
-pub fn plugin_to_inspect(target: &Path, config: Option<&Path>) -> Result<PluginConfig> {
+pub async fn plugin_to_inspect(target: &Path, config: Option<&Path>) -> Result<PluginConfig> {
     let Some(config_path) = config else {
         return Ok(PluginConfig {
             prefix: String::new(),
             ..PluginConfig::new(name_from_file(target), target.to_path_buf())
         });
     };
-    let config = Config::load(config_path)?;
+    let mut config = Config::load(config_path)?;
     let wanted = std::fs::canonicalize(target).ok();
-    config
-        .plugins
+    let plugins = std::mem::take(&mut config.plugins);
+    let plugin = plugins
         .into_iter()
         .find(|p| {
             Path::new(&p.spec.name) == target
@@ -192,7 +192,15 @@ pub fn plugin_to_inspect(target: &Path, config: Option<&Path>) -> Result<PluginC
                 config_path.display(),
                 target.display()
             )
-        })
+        })?;
+    // A plugin from a registry is described as `serve` would load it: from the store, as locked.
+    let mut wanted = [Wanted {
+        origin: format!("{}: [plugins.{}]", config_path.display(), plugin.spec.name),
+        config: plugin,
+    }];
+    crate::sources::pin(&config, Some(config_path), &mut wanted).await?;
+    let [Wanted { config: plugin, .. }] = wanted;
+    Ok(plugin)
 }
 
 /// A new bearer token: 32 random bytes from the OS, in hex.

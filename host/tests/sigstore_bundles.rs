@@ -20,7 +20,11 @@ fn sigstore_test_data() -> PathBuf {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let manifest = metadata["packages"]
         .as_array()
@@ -39,7 +43,11 @@ fn signed_tarball(dir: &Path) -> Vec<u8> {
         .arg(dir)
         .output()
         .expect("npm runs (./dev test needs it for the JavaScript SDK too)");
-    assert!(out.status.success(), "npm pack: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "npm pack: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::read(dir.join("sigstore-5.0.0.tgz")).unwrap()
 }
 
@@ -52,7 +60,8 @@ struct Case {
 
 impl Case {
     fn new(name: &str) -> Case {
-        let dir = std::env::temp_dir().join(format!("palisade-sigstore-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("palisade-sigstore-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let data = sigstore_test_data();
         Case {
@@ -108,7 +117,10 @@ async fn a_genuine_bundle_verifies_and_every_kind_of_forgery_is_refused() {
 
     // Another identity (the same repository, another workflow).
     let other = IDENTITY.replace("release.yml", "ci.yml");
-    let err = case.check(&case.keyless(&other, &case.root), &case.tarball).await.unwrap_err();
+    let err = case
+        .check(&case.keyless(&other, &case.root), &case.tarball)
+        .await
+        .unwrap_err();
     assert!(err.contains("does not verify"), "{err}");
 
     // A root whose certificate authorities expired before the bundle was signed.
@@ -117,8 +129,14 @@ async fn a_genuine_bundle_verifies_and_every_kind_of_forgery_is_refused() {
             ca["validFor"]["end"] = "2023-01-01T00:00:00Z".into();
         }
     });
-    let err = case.check(&case.keyless(IDENTITY, &expired), &case.tarball).await.unwrap_err();
-    assert!(err.contains("no certificate authority in it was valid"), "{err}");
+    let err = case
+        .check(&case.keyless(IDENTITY, &expired), &case.tarball)
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("no certificate authority in it was valid"),
+        "{err}"
+    );
 
     // A foreign root: its own authorities, none of which issued the certificate.
     let foreign = case.root_with("foreign.json", |root| {
@@ -126,7 +144,10 @@ async fn a_genuine_bundle_verifies_and_every_kind_of_forgery_is_refused() {
         cas.retain(|ca| ca["validFor"]["end"].is_string());
         cas[0]["validFor"] = serde_json::json!({"start": "2020-01-01T00:00:00Z"});
     });
-    let err = case.check(&case.keyless(IDENTITY, &foreign), &case.tarball).await.unwrap_err();
+    let err = case
+        .check(&case.keyless(IDENTITY, &foreign), &case.tarball)
+        .await
+        .unwrap_err();
     assert!(err.contains("does not verify"), "{err}");
 
     // A key policy finds no key signature in a keyless bundle.

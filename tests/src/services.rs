@@ -85,7 +85,9 @@ impl Service {
                 if let Ok(Some(status)) = child.try_wait() {
                     let mut text = format!("{name} exited ({status}):\n");
                     for log in logs.iter().chain(&["stderr.txt"]) {
-                        text.push_str(&std::fs::read_to_string(dir.path().join(log)).unwrap_or_default());
+                        text.push_str(
+                            &std::fs::read_to_string(dir.path().join(log)).unwrap_or_default(),
+                        );
                     }
                     last_error = text;
                     break;
@@ -110,7 +112,10 @@ impl Service {
         let mut text = String::new();
         for log in self.logs.iter().chain(&["stderr.txt"]) {
             let body = std::fs::read_to_string(self.dir.path().join(log)).unwrap_or_default();
-            text.push_str(&format!("--- {} at {}: {log}\n{body}\n", self.name, self.addr));
+            text.push_str(&format!(
+                "--- {} at {}: {log}\n{body}\n",
+                self.name, self.addr
+            ));
         }
         text
     }

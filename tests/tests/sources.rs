@@ -70,7 +70,10 @@ impl Workspace {
     }
 
     fn serve_refused(&self, needle: &str) -> RunOutput {
-        assert_serve_refused(&["--config", &path_str(&self.path("palisade.toml"))], needle)
+        assert_serve_refused(
+            &["--config", &path_str(&self.path("palisade.toml"))],
+            needle,
+        )
     }
 }
 
@@ -123,8 +126,15 @@ fn publish_add_serve_then_a_moved_tag_is_refused_until_update_is_accepted() {
         &format!("docker://{}/tools/hello:1.0", registry.addr),
     ]);
     let manifest: Value = serde_json::from_str(&raw).unwrap();
-    assert_eq!(manifest["config"]["mediaType"], "application/vnd.wasm.config.v0+json");
-    assert_eq!(manifest["layers"].as_array().unwrap().len(), 1, "{manifest}");
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    assert_eq!(
+        manifest["layers"].as_array().unwrap().len(),
+        1,
+        "{manifest}"
+    );
     assert_eq!(manifest["layers"][0]["mediaType"], "application/wasm");
     let digest = format!("sha256:{:x}", sha2::Sha256::digest(raw.as_bytes()));
 
@@ -146,7 +156,10 @@ fn publish_add_serve_then_a_moved_tag_is_refused_until_update_is_accepted() {
     }
     let config = ws.read("palisade.toml");
     assert!(config.starts_with("# my plugins"), "{config}");
-    assert!(config.contains(&format!("source = \"{reference}\"")), "{config}");
+    assert!(
+        config.contains(&format!("source = \"{reference}\"")),
+        "{config}"
+    );
     assert_eq!(ws.locked("hello", "source"), reference);
     assert_eq!(ws.locked("hello", "digest"), digest);
     let sha = ws.locked("hello", "sha256");
@@ -155,23 +168,34 @@ fn publish_add_serve_then_a_moved_tag_is_refused_until_update_is_accepted() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(ws.path("store")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(ws.path("store"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o700, "the store is private");
     }
 
     let mut server = ws.serve();
     assert!(greet(&mut server).contains("registry"));
     drop(server);
+    let out = ws.ok(&["inspect", "hello", "--config", "palisade.toml"], "");
+    assert!(out.stdout.contains("(matches the pinned sha256)"), "{out}");
 
     // Someone pushes another component under the same tag.
     let v2 = hello_with_new_description(ws.dir.path());
     ws.ok(&["publish", &v2, &reference], "");
     let refused = ws.serve_refused("the tag was moved");
-    assert!(refused.stderr.contains("palisade update hello"), "{refused}");
+    assert!(
+        refused.stderr.contains("palisade update hello"),
+        "{refused}"
+    );
 
     // `update` shows the difference; no keeps the lock as it was.
     let out = ws.ok(&["update", "hello"], "n\n");
-    assert!(out.stdout.contains("tool greet: definition changed"), "{out}");
+    assert!(
+        out.stdout.contains("tool greet: definition changed"),
+        "{out}"
+    );
     assert!(out.stdout.contains("Say HOLA! to someone"), "{out}");
     assert_eq!(ws.locked("hello", "digest"), digest);
     ws.serve_refused("the tag was moved");
@@ -276,7 +300,10 @@ fn skopeo_pushed_artifacts_and_single_layer_images_are_served_and_odd_ones_refus
     let (tar, gz) = tar_gz(&[("plugin.wasm", &wasm)]);
     let image = push(
         "image",
-        ("application/vnd.oci.image.config.v1+json", &image_config(&[&tar])),
+        (
+            "application/vnd.oci.image.config.v1+json",
+            &image_config(&[&tar]),
+        ),
         &[("application/vnd.oci.image.layer.v1.tar+gzip", &gz)],
     );
     ws.ok(&["add", &image, "--name", "hello", "--yes"], "");
@@ -290,7 +317,10 @@ fn skopeo_pushed_artifacts_and_single_layer_images_are_served_and_odd_ones_refus
     let (t3, g3) = tar_gz(&[("c.txt", b"c")]);
     let layered = push(
         "layered",
-        ("application/vnd.oci.image.config.v1+json", &image_config(&[&t1, &t2, &t3])),
+        (
+            "application/vnd.oci.image.config.v1+json",
+            &image_config(&[&t1, &t2, &t3]),
+        ),
         &[
             ("application/vnd.oci.image.layer.v1.tar+gzip", &g1),
             ("application/vnd.oci.image.layer.v1.tar+gzip", &g2),
@@ -309,13 +339,19 @@ fn skopeo_pushed_artifacts_and_single_layer_images_are_served_and_odd_ones_refus
     ]);
     let mut manifest: Value = serde_json::from_str(&raw).unwrap();
     manifest["layers"][0]["size"] = json!(2u64 << 30);
-    let put = ureq::put(&format!("http://{}/v2/x/artifact/manifests/huge", registry.addr))
-        .header("Content-Type", "application/vnd.oci.image.manifest.v1+json")
-        .send(serde_json::to_vec(&manifest).unwrap());
+    let put = ureq::put(&format!(
+        "http://{}/v2/x/artifact/manifests/huge",
+        registry.addr
+    ))
+    .header("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+    .send(serde_json::to_vec(&manifest).unwrap());
     assert!(put.is_ok(), "the registry takes the manifest: {put:?}");
     let huge = format!("oci://{}/x/artifact:huge", registry.addr);
     let out = ws.run(&["add", &huge, "--name", "huge", "--yes"], "");
-    assert!(!out.success() && out.stderr.contains("over the 256 MiB limit"), "{out}");
+    assert!(
+        !out.success() && out.stderr.contains("over the 256 MiB limit"),
+        "{out}"
+    );
     assert!(!ws.read("palisade.toml").contains("[plugins.huge]"));
 }
 
@@ -380,7 +416,11 @@ fn a_registry_with_basic_auth_takes_docker_login_or_configured_credentials() {
         json!({"auths": {&registry.addr: {"auth": auth}}}).to_string(),
     );
     let docker_env = [("DOCKER_CONFIG", docker.to_str().unwrap())];
-    let out = ws.run_env(&["publish", &plugin_arg("hello"), &reference], "", &docker_env);
+    let out = ws.run_env(
+        &["publish", &plugin_arg("hello"), &reference],
+        "",
+        &docker_env,
+    );
     assert!(out.success(), "{out}");
     let out = ws.run(&["add", &reference, "--yes"], "");
     assert!(!out.success(), "no credentials, no pull:\n{out}");
@@ -437,7 +477,10 @@ fn url_sources_are_locked_by_sha256_and_redirects_to_another_host_refused() {
 
     let elsewhere = format!("http://{}/elsewhere.wasm", nginx.addr);
     let out = ws.run(&["add", &elsewhere, "--name", "other", "--yes"], "");
-    assert!(!out.success() && out.stderr.contains("another host"), "{out}");
+    assert!(
+        !out.success() && out.stderr.contains("another host"),
+        "{out}"
+    );
     let missing = format!("http://{}/missing.wasm", nginx.addr);
     let out = ws.run(&["add", &missing, "--name", "other", "--yes"], "");
     assert!(!out.success() && out.stderr.contains("404"), "{out}");
@@ -448,11 +491,33 @@ fn key_pair(ws: &Workspace, name: &str) -> (String, String) {
     let private = ws.path(&format!("{name}.key"));
     let public = ws.path(&format!("{name}.pub"));
     for args in [
-        vec!["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", private.to_str().unwrap()],
-        vec!["pkey", "-in", private.to_str().unwrap(), "-pubout", "-out", public.to_str().unwrap()],
+        vec![
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-out",
+            private.to_str().unwrap(),
+        ],
+        vec![
+            "pkey",
+            "-in",
+            private.to_str().unwrap(),
+            "-pubout",
+            "-out",
+            public.to_str().unwrap(),
+        ],
     ] {
-        let out = Command::new("openssl").args(&args).output().expect("openssl runs");
-        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("openssl")
+            .args(&args)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     (path_str(&private), format!("{name}.pub"))
 }
@@ -464,16 +529,35 @@ fn signed_plugins_verify_at_add_and_at_every_load_and_forgeries_are_refused() {
     let (publisher_key, publisher_pub) = key_pair(&ws, "publisher");
     let (_, stranger_pub) = key_pair(&ws, "stranger");
     let signed = format!("oci://{}/tools/hello:signed", registry.addr);
-    let out = ws.ok(&["publish", &plugin_arg("hello"), &signed, "--sign-key", &publisher_key], "");
+    let out = ws.ok(
+        &[
+            "publish",
+            &plugin_arg("hello"),
+            &signed,
+            "--sign-key",
+            &publisher_key,
+        ],
+        "",
+    );
     assert!(out.stderr.contains("signed sha256:"), "{out}");
 
     // The wrong key is refused; the publisher's is accepted, written to the config and locked.
     let out = ws.run(&["add", &signed, "--key", &stranger_pub, "--yes"], "");
-    assert!(!out.success() && out.stderr.contains("does not verify with the key"), "{out}");
+    assert!(
+        !out.success() && out.stderr.contains("does not verify with the key"),
+        "{out}"
+    );
     let out = ws.ok(&["add", &signed, "--key", &publisher_pub, "--yes"], "");
     assert!(out.stdout.contains("signature verified"), "{out}");
-    assert!(ws.read("palisade.toml").contains("verify = { key = \"publisher.pub\" }"));
-    assert!(ws.locked("hello", "signed_by").starts_with("key "), "{}", ws.read("palisade.lock"));
+    assert!(
+        ws.read("palisade.toml")
+            .contains("verify = { key = \"publisher.pub\" }")
+    );
+    assert!(
+        ws.locked("hello", "signed_by").starts_with("key "),
+        "{}",
+        ws.read("palisade.lock")
+    );
     let mut server = ws.serve();
     assert!(greet(&mut server).contains("registry"));
     drop(server);
@@ -483,7 +567,12 @@ fn signed_plugins_verify_at_add_and_at_every_load_and_forgeries_are_refused() {
     let v2 = hello_with_new_description(ws.dir.path());
     ws.ok(&["publish", &v2, &other], "");
     let digest_of = |tag: &str| {
-        let raw = skopeo(&["inspect", "--raw", "--tls-verify=false", &format!("docker://{}/tools/hello:{tag}", registry.addr)]);
+        let raw = skopeo(&[
+            "inspect",
+            "--raw",
+            "--tls-verify=false",
+            &format!("docker://{}/tools/hello:{tag}", registry.addr),
+        ]);
         format!("sha256-{:x}", sha2::Sha256::digest(raw.as_bytes()))
     };
     let (signed_tag, other_tag) = (digest_of("signed"), digest_of("other"));
@@ -494,14 +583,36 @@ fn signed_plugins_verify_at_add_and_at_every_load_and_forgeries_are_refused() {
         &format!("docker://{}/tools/hello:{signed_tag}.sig", registry.addr),
         &format!("docker://{}/tools/hello:{other_tag}.sig", registry.addr),
     ]);
-    let out = ws.run(&["add", &other, "--name", "other", "--key", &publisher_pub, "--yes"], "");
-    assert!(!out.success() && out.stderr.contains("for another digest"), "{out}");
+    let out = ws.run(
+        &[
+            "add",
+            &other,
+            "--name",
+            "other",
+            "--key",
+            &publisher_pub,
+            "--yes",
+        ],
+        "",
+    );
+    assert!(
+        !out.success() && out.stderr.contains("for another digest"),
+        "{out}"
+    );
 
     // require_signatures: an unsigned plugin, or one nothing says who signed, is refused.
-    let config = ws.read("palisade.toml").replace("[sources]\n", "[sources]\nrequire_signatures = true\n");
+    let config = ws
+        .read("palisade.toml")
+        .replace("[sources]\n", "[sources]\nrequire_signatures = true\n");
     write_file(ws.path("palisade.toml"), config);
     let out = ws.run(&["add", &other, "--name", "other", "--yes"], "");
-    assert!(!out.success() && out.stderr.contains("require_signatures"), "{out}");
+    assert!(
+        !out.success() && out.stderr.contains("require_signatures"),
+        "{out}"
+    );
     let mut server = ws.serve();
-    assert!(greet(&mut server).contains("registry"), "the signed plugin still serves");
+    assert!(
+        greet(&mut server).contains("registry"),
+        "the signed plugin still serves"
+    );
 }

@@ -83,7 +83,6 @@ pub fn check(_dir: &Path) -> Result<(), Cause> {
     Ok(())
 }
 
-
 /// Whether a plugin that can see `path` could reach `dir` (canonical): `path` holds `dir` or lies
 /// inside it.
 pub fn overlaps(dir: &Path, path: &Path) -> bool {

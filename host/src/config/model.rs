@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::access::AccessConfig;
+pub use crate::runtime::{AccessMode, DirGrant, HostPattern, Limits, PluginSpec, RootsAccess};
 pub use crate::sources::verify::Policy;
 pub use crate::sources::{Locked, Source};
-pub use crate::runtime::{AccessMode, DirGrant, HostPattern, Limits, PluginSpec, RootsAccess};
 
 /// Default number of items per page of `tools/list`.
 pub const DEFAULT_PAGE_SIZE: usize = 50;

@@ -100,7 +100,8 @@ impl Config {
         let global_root = file.sources.trusted_root.clone();
         let mut plugins = Vec::new();
         for (name, section) in file.plugins {
-            let mut plugin = resolve_plugin(name, section, path, base, &at, global_root.as_deref())?;
+            let mut plugin =
+                resolve_plugin(name, section, path, base, &at, global_root.as_deref())?;
             if plugin.source.is_some() && plugin.verify.is_none() {
                 plugin.verify = global_verify.clone();
             }

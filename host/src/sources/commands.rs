@@ -63,17 +63,27 @@ pub async fn add(request: AddRequest) -> Result<()> {
          it to [plugins.{name}] (network = [\"api.example.com\"], dirs, roots, env); \
          docs/configuration.md lists each grant.\n"
     );
-    println!("`palisade add` will write to {}:\n", request.config.display());
+    println!(
+        "`palisade add` will write to {}:\n",
+        request.config.display()
+    );
     println!(
         "[plugins.{name}]\nsource = {:?}\n{}",
         request.reference,
-        verify_line.as_ref().map(|v| format!("verify = {v}\n")).unwrap_or_default()
+        verify_line
+            .as_ref()
+            .map(|v| format!("verify = {v}\n"))
+            .unwrap_or_default()
     );
     if source.is_remote() {
         println!(
             "and lock {} at {} in {}.\n",
             name,
-            review.locked.digest.as_deref().unwrap_or(&review.locked.sha256),
+            review
+                .locked
+                .digest
+                .as_deref()
+                .unwrap_or(&review.locked.sha256),
             Lock::path_beside(&request.config).display()
         );
     }
@@ -153,7 +163,9 @@ pub async fn update(request: UpdateRequest) -> Result<()> {
         }
         println!();
         if !confirm(request.yes, &format!("Accept the new `{name}`?"))? {
-            println!("{name}: kept as locked; serve keeps refusing it while its tag names another digest.");
+            println!(
+                "{name}: kept as locked; serve keeps refusing it while its tag names another digest."
+            );
             continue;
         }
         lock.plugins.insert(name.clone(), review.locked);
@@ -230,10 +242,16 @@ pub async fn publish(request: PublishRequest) -> Result<()> {
     );
     let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
-    let sha256: [u8; 32] = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&wasm)).into();
+    let sha256: [u8; 32] =
+        sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&wasm)).into();
     let component = runtime
         .cache
-        .load(&runtime.engine, &wasm, &sha256, &setup::name_from_file(file))
+        .load(
+            &runtime.engine,
+            &wasm,
+            &sha256,
+            &setup::name_from_file(file),
+        )
         .with_context(|| format!("{} is not a WebAssembly component", file.display()))?;
     let ty = component.component_type();
     let names = |it: &mut dyn Iterator<Item = String>| it.collect::<Vec<_>>();
@@ -243,7 +261,11 @@ pub async fn publish(request: PublishRequest) -> Result<()> {
     let digest = fetcher
         .publish_signed(&reference, wasm, &imports, &exports, signer.as_ref())
         .await?;
-    println!("published {} as oci://{}@{digest}", file.display(), reference.whole());
+    println!(
+        "published {} as oci://{}@{digest}",
+        file.display(),
+        reference.whole()
+    );
     Ok(())
 }
 

@@ -5,10 +5,10 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use sha2::Digest as _;
 use oci_client::client::{ClientConfig, ClientProtocol, ImageLayer};
 use oci_client::manifest::{ImageIndexEntry, OciDescriptor, OciImageManifest};
 use oci_client::{Client, Reference};
+use sha2::Digest as _;
 
 use super::credentials;
 use super::source::{Source, is_loopback};
@@ -20,7 +20,10 @@ use super::verify::{
 use crate::config::SourcesConfig;
 
 /// The media types of a layer that is the component itself.
-const WASM_LAYER_TYPES: [&str; 2] = ["application/wasm", "application/vnd.wasm.content.layer.v1+wasm"];
+const WASM_LAYER_TYPES: [&str; 2] = [
+    "application/wasm",
+    "application/vnd.wasm.content.layer.v1+wasm",
+];
 /// The CNCF Wasm artifact's config media type, which `palisade publish` writes.
 pub const WASM_CONFIG_TYPE: &str = "application/vnd.wasm.config.v0+json";
 /// The CNCF Wasm artifact's layer media type.
@@ -44,7 +47,9 @@ pub struct Fetched {
 /// Fetches components as `[sources]` says.
 pub struct Fetcher {
     settings: SourcesConfig,
-    http: reqwest::Client,
+    /// Made on first use: building it loads the system's root certificates (tens of ms), which
+    /// a start that only serves from the store never needs.
+    http: tokio::sync::OnceCell<reqwest::Client>,
     /// Lines on stderr while fetching: `palisade add` and `update` show them, `serve` logs.
     progress: bool,
 }
@@ -53,17 +58,25 @@ impl Fetcher {
     /// A fetcher with `settings`; `progress` prints what it does to stderr.
     pub fn new(settings: &SourcesConfig, progress: bool) -> Result<Fetcher> {
         install_crypto();
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .read_timeout(Duration::from_secs(60))
-            .redirect(reqwest::redirect::Policy::custom(same_host_redirects))
-            .build()
-            .context("cannot set up the HTTP client")?;
         Ok(Fetcher {
             settings: settings.clone(),
-            http,
+            http: tokio::sync::OnceCell::new(),
             progress,
         })
+    }
+
+    /// The client for URL sources: redirects only within the source's own host.
+    async fn http(&self) -> Result<&reqwest::Client> {
+        self.http
+            .get_or_try_init(|| async {
+                reqwest::Client::builder()
+                    .connect_timeout(Duration::from_secs(10))
+                    .read_timeout(Duration::from_secs(60))
+                    .redirect(reqwest::redirect::Policy::custom(same_host_redirects))
+                    .build()
+                    .context("cannot set up the HTTP client")
+            })
+            .await
     }
 
     fn say(&self, line: std::fmt::Arguments<'_>) {
@@ -121,9 +134,18 @@ impl Fetcher {
     fn oci_client(&self, reference: &Reference) -> Result<Client> {
         let registry = reference.resolve_registry();
         let host = registry.rsplit_once(':').map_or(registry, |(h, _)| h);
-        let plain = is_loopback(host) || self.settings.insecure_registries.iter().any(|r| r == registry);
+        let plain = is_loopback(host)
+            || self
+                .settings
+                .insecure_registries
+                .iter()
+                .any(|r| r == registry);
         let config = ClientConfig {
-            protocol: if plain { ClientProtocol::Http } else { ClientProtocol::Https },
+            protocol: if plain {
+                ClientProtocol::Http
+            } else {
+                ClientProtocol::Https
+            },
             connect_timeout: Some(Duration::from_secs(10)),
             read_timeout: Some(Duration::from_secs(60)),
             platform_resolver: Some(Box::new(wasm_platform)),
@@ -246,16 +268,23 @@ impl Fetcher {
                     let Some(manifest) = pull_if_present(&client, &referrer, &auth).await? else {
                         continue;
                     };
-                    for layer in manifest.layers.iter().filter(|l| l.media_type == BUNDLE_MEDIA_TYPE) {
+                    for layer in manifest
+                        .layers
+                        .iter()
+                        .filter(|l| l.media_type == BUNDLE_MEDIA_TYPE)
+                    {
                         let bundle = self.small_blob(&client, &referrer, layer).await?;
-                        found.bundles.push(String::from_utf8_lossy(&bundle).into_owned());
+                        found
+                            .bundles
+                            .push(String::from_utf8_lossy(&bundle).into_owned());
                     }
                 }
             }
             (Source::Url(url), _) => {
                 let bundle_url = format!("{url}.sigstore.json");
                 let response = self
-                    .http
+                    .http()
+                    .await?
                     .get(&bundle_url)
                     .send()
                     .await
@@ -266,7 +295,9 @@ impl Fetcher {
                         body.len() <= MAX_SIGNATURE_BYTES,
                         "{bundle_url} is larger than a Sigstore bundle can be"
                     );
-                    found.bundles.push(String::from_utf8_lossy(&body).into_owned());
+                    found
+                        .bundles
+                        .push(String::from_utf8_lossy(&body).into_owned());
                 }
             }
             _ => {}
@@ -313,7 +344,8 @@ impl Fetcher {
         let signature = signer
             .sign(payload.as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot sign: {e}"))?;
-        let signature = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, signature);
+        let signature =
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, signature);
         let sig_ref = Reference::with_tag(
             reference.registry().to_string(),
             reference.repository().to_string(),
@@ -375,7 +407,8 @@ impl Fetcher {
     async fn fetch_url(&self, url: &url::Url) -> Result<Vec<u8>> {
         self.say(format_args!("downloading {url}"));
         let mut response = self
-            .http
+            .http()
+            .await?
             .get(url.clone())
             .send()
             .await
@@ -416,7 +449,11 @@ async fn pull_if_present(
     use oci_client::errors::OciDistributionError as E;
     match client.pull_image_manifest(reference, auth).await {
         Ok((manifest, _)) => Ok(Some(manifest)),
-        Err(E::ImageManifestNotFoundError(_) | E::RegistryError { .. } | E::ServerError { code: 404, .. }) => Ok(None),
+        Err(
+            E::ImageManifestNotFoundError(_)
+            | E::RegistryError { .. }
+            | E::ServerError { code: 404, .. },
+        ) => Ok(None),
         Err(e) => Err(e).with_context(|| format!("cannot fetch oci://{}", reference.whole())),
     }
 }
@@ -469,7 +506,10 @@ struct BoundedWriter {
 
 impl BoundedWriter {
     fn new(max: u64) -> BoundedWriter {
-        BoundedWriter { bytes: Vec::new(), max }
+        BoundedWriter {
+            bytes: Vec::new(),
+            max,
+        }
     }
 }
 

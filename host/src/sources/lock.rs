@@ -64,7 +64,10 @@ impl Lock {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Lock { version: 1, plugins: BTreeMap::new() });
+                return Ok(Lock {
+                    version: 1,
+                    plugins: BTreeMap::new(),
+                });
             }
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
@@ -153,7 +156,10 @@ pub fn differences(old: &Locked, new: &Locked) -> Vec<String> {
         ));
     }
     if old.sha256 != new.sha256 {
-        lines.push(format!("component sha256: {} -> {}", old.sha256, new.sha256));
+        lines.push(format!(
+            "component sha256: {} -> {}",
+            old.sha256, new.sha256
+        ));
     }
     if old.signed_by != new.signed_by {
         lines.push(format!(
@@ -241,7 +247,10 @@ mod tests {
             "new tool: alerts",
             "new import: wasi:http/outgoing-handler",
         ] {
-            assert!(lines.iter().any(|l| l.contains(needle)), "{needle}: {lines:?}");
+            assert!(
+                lines.iter().any(|l| l.contains(needle)),
+                "{needle}: {lines:?}"
+            );
         }
         assert!(differences(&old, &old).is_empty());
     }

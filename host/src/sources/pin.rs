@@ -143,7 +143,9 @@ async fn pin_one(
     }
     if !store.contains(&sha256) {
         let fetched = fetcher.fetch(source, locked.digest.as_deref()).await?;
-        let got = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&fetched.wasm));
+        let got = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
+            &fetched.wasm,
+        ));
         anyhow::ensure!(
             got[..] == sha256[..],
             "plugin `{name}`: {source} sent a component with SHA-256 {}, but {} accepted {}; \
@@ -179,7 +181,10 @@ async fn check_signature(
     fetcher: &Fetcher,
     sha256: &[u8; 32],
 ) -> Result<()> {
-    let artifact = locked.digest.clone().unwrap_or_else(|| locked.sha256.clone());
+    let artifact = locked
+        .digest
+        .clone()
+        .unwrap_or_else(|| locked.sha256.clone());
     let found = match store.signatures(&artifact) {
         Some(found) => found,
         None => {

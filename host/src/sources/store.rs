@@ -63,7 +63,8 @@ impl Store {
 
     /// Where the component with this SHA-256 is kept.
     pub fn path(&self, sha256: &[u8; 32]) -> PathBuf {
-        self.dir.join(format!("sha256-{}.wasm", hex::encode(sha256)))
+        self.dir
+            .join(format!("sha256-{}.wasm", hex::encode(sha256)))
     }
 
     /// Whether the store holds the component with this SHA-256, and it is intact.
@@ -72,16 +73,19 @@ impl Store {
             return false;
         };
         let mut hasher = sha2::Sha256::new();
-        std::io::copy(&mut file, &mut hasher).is_ok() && <[u8; 32]>::from(hasher.finalize()) == *sha256
+        std::io::copy(&mut file, &mut hasher).is_ok()
+            && <[u8; 32]>::from(hasher.finalize()) == *sha256
     }
 
     /// Keeps `wasm` (mode 0600, written whole through a rename) and returns its SHA-256.
     pub fn put(&self, wasm: &[u8]) -> Result<[u8; 32]> {
         let sha256: [u8; 32] = sha2::Sha256::digest(wasm).into();
         let path = self.path(&sha256);
-        let tmp = self
-            .dir
-            .join(format!(".tmp-{}-{}", std::process::id(), hex::encode(&sha256[..8])));
+        let tmp = self.dir.join(format!(
+            ".tmp-{}-{}",
+            std::process::id(),
+            hex::encode(&sha256[..8])
+        ));
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
         #[cfg(unix)]
@@ -133,7 +137,8 @@ mod tests {
     use super::*;
 
     fn tempdir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("palisade-store-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("palisade-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
     }

@@ -27,9 +27,7 @@ pub fn component_from_layer(layer: Vec<u8>, max_bytes: u64) -> Result<Vec<u8>> {
         layer
     };
     if !is_tar(&layer) {
-        anyhow::bail!(
-            "the layer is neither a WebAssembly component nor a tar archive holding one"
-        );
+        anyhow::bail!("the layer is neither a WebAssembly component nor a tar archive holding one");
     }
     let mut archive = tar::Archive::new(&layer[..]);
     let mut found: Option<(String, Vec<u8>)> = None;

@@ -58,7 +58,10 @@ impl Policy {
             // relative to another directory is the same signer.
             Policy::Key { pem, .. } => {
                 let key: String = pem.split_whitespace().collect();
-                format!("key sha256:{}", hex::encode(sha2::Sha256::digest(key.as_bytes())))
+                format!(
+                    "key sha256:{}",
+                    hex::encode(sha2::Sha256::digest(key.as_bytes()))
+                )
             }
             Policy::Keyless {
                 identity, issuer, ..
@@ -197,8 +200,12 @@ fn artifact_digests(manifest_digest: Option<&str>, artifact: &[u8]) -> Vec<Artif
     {
         digests.push(ArtifactDigest::from(bytes));
     }
-    digests.push(ArtifactDigest::from(<[u8; 32]>::from(sha2::Sha256::digest(artifact))));
-    digests.push(ArtifactDigest::from(<[u8; 64]>::from(sha2::Sha512::digest(artifact))));
+    digests.push(ArtifactDigest::from(<[u8; 32]>::from(
+        sha2::Sha256::digest(artifact),
+    )));
+    digests.push(ArtifactDigest::from(<[u8; 64]>::from(
+        sha2::Sha512::digest(artifact),
+    )));
     digests
 }
 
@@ -214,8 +221,11 @@ async fn check_bundle(
     for digest in digests {
         // Parsed for each try: the verifier takes the bundle by value.
         let parsed: Bundle = serde_json::from_str(bundle).context("not a Sigstore bundle")?;
-        let verifier = Verifier::new(Default::default(), load_trusted_root(trusted_root, &parsed)?)
-            .context("the trusted root cannot be used")?;
+        let verifier = Verifier::new(
+            Default::default(),
+            load_trusted_root(trusted_root, &parsed)?,
+        )
+        .context("the trusted root cannot be used")?;
         match verifier
             .verify_digest_with(digest.clone(), parsed, &policy, true)
             .await
@@ -249,18 +259,34 @@ fn load_trusted_root(path: &Path, bundle: &Bundle) -> Result<ManualTrustRoot<'st
     };
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.decode(s);
     let mut trust = ManualTrustRoot::default();
-    for ca in root.certificate_authorities.iter().filter(|ca| valid(&ca.valid_for)) {
+    for ca in root
+        .certificate_authorities
+        .iter()
+        .filter(|ca| valid(&ca.valid_for))
+    {
         for cert in &ca.cert_chain.certificates {
-            trust
-                .fulcio_certs
-                .push(b64(&cert.raw_bytes).context("a CA certificate is not base64")?.into());
+            trust.fulcio_certs.push(
+                b64(&cert.raw_bytes)
+                    .context("a CA certificate is not base64")?
+                    .into(),
+            );
         }
     }
-    for (i, log) in root.ctlogs.iter().enumerate().filter(|(_, l)| valid(&l.public_key.valid_for)) {
+    for (i, log) in root
+        .ctlogs
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| valid(&l.public_key.valid_for))
+    {
         let key = b64(&log.public_key.raw_bytes).context("a CT log key is not base64")?;
         trust.ctfe_keys.insert(format!("ctlog-{i}"), key);
     }
-    for (i, log) in root.tlogs.iter().enumerate().filter(|(_, l)| valid(&l.public_key.valid_for)) {
+    for (i, log) in root
+        .tlogs
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| valid(&l.public_key.valid_for))
+    {
         let key = b64(&log.public_key.raw_bytes).context("a transparency log key is not base64")?;
         trust.rekor_keys.insert(format!("tlog-{i}"), key);
     }
@@ -294,7 +320,11 @@ fn certificate_not_before(bundle: &Bundle) -> Result<std::time::SystemTime> {
         ),
     };
     let cert = x509_cert::Certificate::from_der(&der).context("the bundle's certificate")?;
-    Ok(cert.tbs_certificate().validity().not_before.to_system_time())
+    Ok(cert
+        .tbs_certificate()
+        .validity()
+        .not_before
+        .to_system_time())
 }
 
 #[derive(Deserialize)]

@@ -72,7 +72,7 @@ fn main() -> Result<()> {
 
 /// `palisade-bench serve`: the library's composition root, run as `palisade serve` runs it.
 fn serve(args: ServeArgs) -> Result<()> {
-    palisade::serve::init_logging();
+    palisade::serve::init_logging("info");
     let runtime = palisade::serve::async_runtime()?;
     let options = palisade::setup::ServeOptions {
         config: Some(args.config),
