@@ -52,6 +52,8 @@ pub mod config;
 pub mod inspect;
 pub mod mcp;
 pub mod memory;
+pub mod pin;
+pub mod plugin_commands;
 pub mod reload;
 pub mod serve;
 /// The plugin runtime, a crate of its own (`crates/runtime`): the server depends on it, never the

@@ -8,9 +8,9 @@ use clap::{Parser, Subcommand};
 use sha2::{Digest as _, Sha256};
 
 use palisade::inspect::inspect;
+use palisade::plugin_commands as commands;
 use palisade::runtime::Runtime;
 use palisade::setup::{self, ServeOptions};
-use palisade::sources::commands;
 
 /// Palisade: an MCP server that runs every tool as a sandboxed WebAssembly component.
 ///

@@ -93,7 +93,9 @@ impl ServeOptions {
     /// `palisade.lock` accepted (fetched into the store when missing), or refused.
     pub async fn resolve_pinned(&self) -> Result<(Config, Vec<Wanted>)> {
         let (config, mut wanted) = self.resolve()?;
-        crate::sources::pin(&config, self.config.as_deref(), &mut wanted).await?;
+        let mut plugins: Vec<&mut PluginConfig> =
+            wanted.iter_mut().map(|w| &mut w.config).collect();
+        crate::pin::pin(&config, self.config.as_deref(), &mut plugins).await?;
         Ok((config, wanted))
     }
 }
@@ -194,12 +196,8 @@ pub async fn plugin_to_inspect(target: &Path, config: Option<&Path>) -> Result<P
             )
         })?;
     // A plugin from a registry is described as `serve` would load it: from the store, as locked.
-    let mut wanted = [Wanted {
-        origin: format!("{}: [plugins.{}]", config_path.display(), plugin.spec.name),
-        config: plugin,
-    }];
-    crate::sources::pin(&config, Some(config_path), &mut wanted).await?;
-    let [Wanted { config: plugin, .. }] = wanted;
+    let mut plugin = plugin;
+    crate::pin::pin(&config, Some(config_path), &mut [&mut plugin]).await?;
     Ok(plugin)
 }
 

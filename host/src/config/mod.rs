@@ -8,10 +8,11 @@ mod file;
 mod model;
 mod resolve;
 
+pub use crate::sources::parse_sha256;
 pub use access::{AccessConfig, Identity, Scope};
 pub use file::*;
 pub use model::*;
-pub use resolve::{check_plugin_name, parse_listen, parse_sha256};
+pub use resolve::{check_plugin_name, parse_listen};
 
 /// A configuration error, with where it is and how to fix it.
 #[derive(Debug, thiserror::Error)]

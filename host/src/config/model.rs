@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::access::AccessConfig;
 pub use crate::runtime::{AccessMode, DirGrant, HostPattern, Limits, PluginSpec, RootsAccess};
 pub use crate::sources::verify::Policy;
-pub use crate::sources::{Locked, Source};
+pub use crate::sources::{Locked, RegistryLogin, Source, SourcesConfig};
 
 /// Default number of items per page of `tools/list`.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
@@ -132,7 +132,7 @@ pub struct ToolPolicy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginConfig {
     /// The component, its grants and its limits. For a plugin from a registry or a URL, `path`
-    /// is empty until [`sources::pin`](crate::sources::pin) points it into the store.
+    /// is empty until [`pin`](crate::pin::pin) points it into the store.
     pub spec: PluginSpec,
     /// Where a plugin from a registry or a URL comes from; `None` for a local file.
     pub source: Option<Source>,
@@ -184,56 +184,6 @@ pub struct Config {
     pub request_state: RequestStateConfig,
     /// `[sources]`.
     pub sources: SourcesConfig,
-}
-
-/// How plugins from registries and URLs are fetched and kept, resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourcesConfig {
-    /// The store; `None`: the default directory.
-    pub store_dir: Option<PathBuf>,
-    /// Largest component fetched, in bytes (declared, sent and unpacked).
-    pub max_bytes: u64,
-    /// Registries reached over plain HTTP besides loopback ones.
-    pub insecure_registries: Vec<String>,
-    /// How long `serve` waits for a registry to say what a tag names now.
-    pub tag_check_timeout: std::time::Duration,
-    /// Credentials by registry.
-    pub registries: BTreeMap<String, RegistryLogin>,
-    /// Refuse plugins from registries and URLs that no `verify` covers.
-    pub require_signatures: bool,
-    /// `[sources] verify`: who must have signed plugins without a `verify` of their own.
-    pub verify: Option<Policy>,
-}
-
-impl Default for SourcesConfig {
-    fn default() -> Self {
-        SourcesConfig {
-            store_dir: None,
-            max_bytes: 256 << 20,
-            insecure_registries: Vec::new(),
-            tag_check_timeout: std::time::Duration::from_secs(5),
-            registries: BTreeMap::new(),
-            require_signatures: false,
-            verify: None,
-        }
-    }
-}
-
-/// How to log in to one registry; the secrets stay in the environment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RegistryLogin {
-    /// HTTP basic: a user name, and the variable holding the password.
-    Basic {
-        /// The user name.
-        username: String,
-        /// The variable holding the password.
-        password_env: String,
-    },
-    /// A bearer token in a variable.
-    Token {
-        /// The variable holding the token.
-        token_env: String,
-    },
 }
 
 impl Default for Config {

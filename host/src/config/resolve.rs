@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::file::*;
 use super::model::*;
-use super::{ConfigError, HostPattern, InvalidValue, access};
+use super::{ConfigError, HostPattern, InvalidValue, access, parse_sha256};
 use access::{AccessConfig, Scope};
 
 /// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.
@@ -628,13 +628,6 @@ fn is_public_name(s: &str) -> bool {
     (1..=32).contains(&s.len())
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// 64 hex digits, either case.
-pub fn parse_sha256(text: &str) -> Option<[u8; 32]> {
-    let mut bytes = [0u8; 32];
-    hex::decode_to_slice(text.trim(), &mut bytes).ok()?;
-    Some(bytes)
 }
 
 /// Best-effort ", line N" for a semantic error found after parsing: the line of `field` inside the

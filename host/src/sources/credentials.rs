@@ -5,7 +5,7 @@ use anyhow::{Context as _, Result};
 use docker_credential::{CredentialRetrievalError, DockerCredential};
 use oci_client::secrets::RegistryAuth;
 
-use crate::config::{RegistryLogin, SourcesConfig};
+use super::settings::{RegistryLogin, SourcesConfig};
 
 /// How to authenticate to `registry` (`HOST[:PORT]`).
 pub fn auth_for(registry: &str, settings: &SourcesConfig) -> Result<RegistryAuth> {

@@ -11,13 +11,13 @@ use oci_client::{Client, Reference};
 use sha2::Digest as _;
 
 use super::credentials;
+use super::settings::SourcesConfig;
 use super::source::{Source, is_loopback};
 use super::unpack::component_from_layer;
 use super::verify::{
     BUNDLE_MEDIA_TYPE, SIGNATURE_ANNOTATION, SIMPLE_SIGNING_MEDIA_TYPE, Signatures,
     SimpleSignature, simple_signing_payload,
 };
-use crate::config::SourcesConfig;
 
 /// The media types of a layer that is the component itself.
 const WASM_LAYER_TYPES: [&str; 2] = [

@@ -103,7 +103,7 @@ impl Lock {
 impl Locked {
     /// The component's SHA-256.
     pub fn sha256(&self) -> Result<[u8; 32]> {
-        crate::config::parse_sha256(&self.sha256)
+        super::parse_sha256(&self.sha256)
             .with_context(|| format!("palisade.lock: sha256 = {:?} is not a SHA-256", self.sha256))
     }
 }

@@ -5,20 +5,29 @@
 //! - `fetch.rs` (with `credentials.rs` and `unpack.rs`): getting the component, bounded.
 //! - `store.rs`: where fetched components are kept.
 //! - `lock.rs`: what was accepted, and how two acceptances differ.
-//! - `pin.rs`: what `serve` does with all of it.
-//! - `commands.rs`: `palisade add`, `update`, `remove` and `publish`.
+//! - `settings.rs`: `[sources]`, resolved.
+//!
+//! What `serve` does with all of it is `pin.rs`, above this module (it needs the configuration);
+//! the commands that change the lock (`palisade add`, `update`, `remove`, `publish`) are in
+//! `plugin_commands.rs`, above this module: they load plugins (`setup`) to review them.
 
-pub mod commands;
 mod credentials;
 pub mod fetch;
 pub mod lock;
-pub mod pin;
+pub mod settings;
 pub mod source;
 pub mod store;
 mod unpack;
 pub mod verify;
 
 pub use lock::{Lock, Locked};
-pub use pin::pin;
+pub use settings::{RegistryLogin, SourcesConfig};
 pub use source::{InvalidSource, Source};
 pub use store::Store;
+
+/// 64 hex digits, either case.
+pub fn parse_sha256(text: &str) -> Option<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    hex::decode_to_slice(text.trim(), &mut bytes).ok()?;
+    Some(bytes)
+}

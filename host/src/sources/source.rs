@@ -181,7 +181,7 @@ fn parse_reference(text: &str) -> Result<Reference, String> {
         let hex = digest
             .strip_prefix("sha256:")
             .ok_or("the digest must be sha256: followed by 64 hex digits")?;
-        if crate::config::parse_sha256(hex).is_none() {
+        if super::parse_sha256(hex).is_none() {
             return Err("the digest must be sha256: followed by 64 hex digits".into());
         }
     }

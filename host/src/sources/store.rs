@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use sha2::Digest as _;
 
+use super::settings::SourcesConfig;
 use super::verify::Signatures;
 use crate::runtime::private_dir;
 
@@ -37,6 +38,15 @@ impl Store {
             )
         })?;
         Ok(Store { dir })
+    }
+
+    /// The store `[sources]` names, or the default one.
+    pub fn open_configured(settings: &SourcesConfig) -> Result<Store> {
+        let dir = match &settings.store_dir {
+            Some(dir) => dir.clone(),
+            None => Store::default_dir()?,
+        };
+        Store::open(&dir)
     }
 
     /// `$XDG_DATA_HOME/palisade/store`, else `~/.local/share/palisade/store`.

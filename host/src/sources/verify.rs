@@ -196,7 +196,7 @@ fn check_simple(
 fn artifact_digests(manifest_digest: Option<&str>, artifact: &[u8]) -> Vec<ArtifactDigest> {
     let mut digests = Vec::new();
     if let Some(hex_digest) = manifest_digest.and_then(|d| d.strip_prefix("sha256:"))
-        && let Some(bytes) = crate::config::parse_sha256(hex_digest)
+        && let Some(bytes) = super::parse_sha256(hex_digest)
     {
         digests.push(ArtifactDigest::from(bytes));
     }
@@ -227,7 +227,7 @@ async fn check_bundle(
         )
         .context("the trusted root cannot be used")?;
         match verifier
-            .verify_digest_with(digest.clone(), parsed, &policy, true)
+            .verify_digest_with(*digest, parsed, &policy, true)
             .await
         {
             Ok(()) => return Ok(()),

@@ -7,81 +7,76 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
-use super::fetch::Fetcher;
-use super::lock::{Lock, Locked};
-use super::source::Source;
-use super::store::Store;
-use super::verify::{Policy, verify};
-use crate::config::{Config, SourcesConfig};
-use crate::setup::Wanted;
+use crate::config::{Config, PluginConfig};
+use crate::sources::fetch::Fetcher;
+use crate::sources::lock::{Lock, Locked};
+use crate::sources::source::Source;
+use crate::sources::store::Store;
+use crate::sources::verify::{Policy, verify};
 
-/// Points every wanted plugin with a remote source at its locked component in the store,
-/// fetching the locked digest when the store lacks it.
-pub async fn pin(config: &Config, config_path: Option<&Path>, wanted: &mut [Wanted]) -> Result<()> {
-    if wanted.iter().all(|w| w.config.source.is_none()) {
+/// Points every plugin with a remote source at its locked component in the store, fetching the
+/// locked digest when the store lacks it.
+pub async fn pin(
+    config: &Config,
+    config_path: Option<&Path>,
+    plugins: &mut [&mut PluginConfig],
+) -> Result<()> {
+    if plugins.iter().all(|p| p.source.is_none()) {
         return Ok(());
     }
     let config_path =
         config_path.context("a plugin with a source needs a configuration file (--config)")?;
     let lock_path = Lock::path_beside(config_path);
     let lock = Lock::load(&lock_path)?;
-    let store = open_store(&config.sources)?;
-    for w in wanted.iter() {
-        let grants = w.config.spec.dirs.iter().map(|d| &d.host);
+    let store = Store::open_configured(&config.sources)?;
+    let origin = |p: &PluginConfig| format!("{}: [plugins.{}]", config_path.display(), p.spec.name);
+    for p in plugins.iter() {
+        let grants = p.spec.dirs.iter().map(|d| &d.host);
         if let Some(dir) = grants.chain(&config.roots).find(|d| store.overlaps(d)) {
             anyhow::bail!(
                 "{}: {} holds the plugin store {} (or lies inside it): a plugin granted it could \
                  replace what the lock pins; grant another directory, or move the store \
                  ([sources] store_dir)",
-                w.origin,
+                origin(p),
                 dir.display(),
                 store.dir().display()
             );
         }
     }
     let fetcher = Fetcher::new(&config.sources, false)?;
-    let checks = wanted.iter().map(|w| async {
-        let Some(source) = &w.config.source else {
+    let checks = plugins.iter().map(|p| async {
+        let Some(source) = &p.source else {
             return Ok(None);
         };
         let plugin = Pinning {
-            name: &w.config.spec.name,
+            name: &p.spec.name,
             source,
-            policy: w.config.verify.as_ref(),
+            policy: p.verify.as_ref(),
         };
         pin_one(plugin, &lock, &lock_path, &store, &fetcher, config)
             .await
-            .with_context(|| w.origin.clone())
+            .with_context(|| origin(p))
             .map(Some)
     });
     let pinned = futures_util::future::join_all(checks).await;
-    for (w, pinned) in wanted.iter_mut().zip(pinned) {
+    for (p, pinned) in plugins.iter_mut().zip(pinned) {
         let Some((path, locked, sha256)) = pinned? else {
             continue;
         };
-        if let Some(configured) = w.config.spec.sha256.filter(|c| *c != sha256) {
+        if let Some(configured) = p.spec.sha256.filter(|c| *c != sha256) {
             anyhow::bail!(
                 "{}: sha256 = {} in the configuration, but palisade.lock accepted {}; remove \
                  one of them",
-                w.origin,
+                origin(p),
                 hex::encode(configured),
                 hex::encode(sha256)
             );
         }
-        w.config.spec.path = path;
-        w.config.spec.sha256 = Some(sha256);
-        w.config.locked = Some(locked);
+        p.spec.path = path;
+        p.spec.sha256 = Some(sha256);
+        p.locked = Some(locked);
     }
     Ok(())
-}
-
-/// The store `[sources]` names, or the default one.
-pub fn open_store(settings: &SourcesConfig) -> Result<Store> {
-    let dir = match &settings.store_dir {
-        Some(dir) => dir.clone(),
-        None => Store::default_dir()?,
-    };
-    Store::open(&dir)
 }
 
 /// The plugin being pinned.

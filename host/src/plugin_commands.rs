@@ -7,15 +7,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
-use super::fetch::{Fetched, Fetcher};
-use super::lock::{self, Lock, Locked};
-use super::pin::open_store;
-use super::source::Source;
-use super::verify::{Policy, verify};
 use crate::config::{self, Config, PluginConfig};
 use crate::inspect::inspect;
 use crate::runtime::Runtime;
 use crate::setup;
+use crate::sources::fetch::{Fetched, Fetcher};
+use crate::sources::lock::{self, Lock, Locked};
+use crate::sources::source::Source;
+use crate::sources::verify::{Policy, verify};
 
 /// What `palisade add` was asked.
 #[derive(Debug, Clone)]
@@ -303,7 +302,7 @@ async fn review(
 ) -> Result<Review> {
     let fetcher = Fetcher::new(&config.sources, true)?;
     let Fetched { wasm, digest } = fetcher.fetch(source, None).await?;
-    let store = open_store(&config.sources)?;
+    let store = crate::sources::Store::open_configured(&config.sources)?;
     let sha256 = store.put(&wasm)?;
     let signed_by = match &plugin.verify {
         Some(policy) => {
