@@ -79,6 +79,9 @@ pub async fn pin(
     Ok(())
 }
 
+/// The longest `serve` waits for a component (or its signatures) the store lacks.
+const FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The plugin being pinned.
 struct Pinning<'a> {
     name: &'a str,
@@ -137,7 +140,19 @@ async fn pin_one(
         }
     }
     if !store.contains(&sha256) {
-        let fetched = fetcher.fetch(source, locked.digest.as_deref()).await?;
+        // A registry that answers slowly, a byte at a time, holds the start only this long.
+        let fetched = tokio::time::timeout(
+            FETCH_TIMEOUT,
+            fetcher.fetch(source, locked.digest.as_deref()),
+        )
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "plugin `{name}`: fetching {source} took over {} s; it is not in the store, so \
+                     it cannot be served",
+                FETCH_TIMEOUT.as_secs()
+            )
+        })??;
         let got = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
             &fetched.wasm,
         ));
@@ -183,7 +198,14 @@ async fn check_signature(
     let found = match store.signatures(&artifact) {
         Some(found) => found,
         None => {
-            let found = fetcher.signatures(source, locked.digest.as_deref()).await?;
+            let found = tokio::time::timeout(
+                FETCH_TIMEOUT,
+                fetcher.signatures(source, locked.digest.as_deref()),
+            )
+            .await
+            .map_err(|_| {
+                anyhow::anyhow!("plugin `{name}`: fetching the signatures of {source} timed out")
+            })??;
             store.put_signatures(&artifact, &found)?;
             found
         }

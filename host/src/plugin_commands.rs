@@ -39,7 +39,19 @@ pub struct AddRequest {
 pub async fn add(request: AddRequest) -> Result<()> {
     let config = load_or_default(&request.config)?;
     let base = base_of(&request.config);
-    let source = Source::parse(&request.reference, base)?;
+    // A file is named as the operator typed it, from where they are, and written whole: the
+    // configuration may live elsewhere.
+    let (source, written) = match Source::parse(&request.reference, Path::new("."))? {
+        Source::File(path) => {
+            let path = std::fs::canonicalize(&path)
+                .with_context(|| format!("cannot find {}", path.display()))?;
+            (
+                Source::File(path.clone()),
+                path.to_string_lossy().into_owned(),
+            )
+        }
+        remote => (remote, request.reference.clone()),
+    };
     let name = request
         .name
         .clone()
@@ -67,8 +79,7 @@ pub async fn add(request: AddRequest) -> Result<()> {
         request.config.display()
     );
     println!(
-        "[plugins.{name}]\nsource = {:?}\n{}",
-        request.reference,
+        "[plugins.{name}]\nsource = {written:?}\n{}",
         verify_line
             .as_ref()
             .map(|v| format!("verify = {v}\n"))
@@ -90,7 +101,7 @@ pub async fn add(request: AddRequest) -> Result<()> {
         println!("Nothing written.");
         return Ok(());
     }
-    write_section(&request.config, &name, &request.reference, verify_line)?;
+    write_section(&request.config, &name, &written, verify_line)?;
     if source.is_remote() {
         let lock_path = Lock::path_beside(&request.config);
         let mut lock = Lock::load(&lock_path)?;
@@ -375,10 +386,15 @@ fn policy_from_flags(
         (None, None) => return Ok((None, None)),
         (Some(_), Some(_)) => anyhow::bail!("give --key, or --identity and --issuer, not both"),
         (Some(key), None) => {
-            let file = base.join(key);
+            // Typed from where the operator is; written relative to the configuration's
+            // directory when it is inside it, else whole.
+            let file = std::fs::canonicalize(key)
+                .with_context(|| format!("--key {}: cannot find it", key.display()))?;
             let pem = std::fs::read_to_string(&file)
                 .with_context(|| format!("--key {}: cannot read it", file.display()))?;
-            table.insert("key", path_value(key));
+            let config_dir = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+            let written = file.strip_prefix(&config_dir).unwrap_or(&file);
+            table.insert("key", path_value(written));
             Policy::Key { file, pem }
         }
         (None, Some((identity, issuer))) => {

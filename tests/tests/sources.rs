@@ -616,3 +616,107 @@ fn signed_plugins_verify_at_add_and_at_every_load_and_forgeries_are_refused() {
         "the signed plugin still serves"
     );
 }
+
+#[test]
+fn http_proxies_from_the_environment_carry_registry_and_url_fetches() {
+    let registry = start_registry(None);
+    let files = tempdir();
+    std::fs::copy(plugin_path("hello"), files.path().join("hello.wasm")).unwrap();
+    let root = path_str(files.path());
+    let upstream = registry.addr.clone();
+    // A forward proxy: registry requests go on to the registry, anything else is a file here.
+    let proxy = start_nginx(&|addr| {
+        format!(
+            "    access_log access.log;\n    server {{\n        listen {addr};\n        \
+             root {root};\n        location /v2/ {{ proxy_pass http://{upstream}; }}\n    }}"
+        )
+    });
+    let ws = Workspace::new();
+    ws.ok(
+        &[
+            "publish",
+            &plugin_arg("hello"),
+            &format!("oci://{}/tools/hello:1", registry.addr),
+        ],
+        "",
+    );
+    // Nothing listens on port 9 of 127.0.0.2: only through the proxy can these be fetched.
+    let via_proxy = [
+        ("HTTP_PROXY", format!("http://{}", proxy.addr)),
+        ("NO_PROXY", String::new()),
+    ];
+    let env: Vec<(&str, &str)> = via_proxy.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = ws.run_env(
+        &["add", "oci://127.0.0.2:9/tools/hello:1", "--yes"],
+        "",
+        &env,
+    );
+    assert!(out.success(), "{out}");
+    let out = ws.run_env(
+        &[
+            "add",
+            "http://127.0.0.2:9/hello.wasm",
+            "--name",
+            "file",
+            "--yes",
+        ],
+        "",
+        &env,
+    );
+    assert!(out.success(), "{out}");
+    let log = std::fs::read_to_string(proxy.dir.path().join("access.log")).unwrap();
+    assert!(log.contains("/v2/tools/hello/manifests/1"), "{log}");
+    assert!(log.contains("GET http://127.0.0.2:9/hello.wasm"), "{log}");
+    let out = ws.run(
+        &[
+            "add",
+            "http://127.0.0.2:9/hello.wasm",
+            "--name",
+            "direct",
+            "--yes",
+        ],
+        "",
+    );
+    assert!(!out.success(), "without the proxy nothing answers:\n{out}");
+}
+
+#[test]
+fn a_registry_that_never_answers_delays_the_start_only_by_the_tag_check_timeout() {
+    let registry = start_registry(None);
+    let ws = Workspace::new();
+    let reference = format!("oci://{}/tools/hello:1.0", registry.addr);
+    ws.ok(&["publish", &plugin_arg("hello"), &reference], "");
+    ws.ok(&["add", &reference, "--yes"], "");
+    // A peer that accepts connections and never says a word, where the registry was.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_addr = silent.local_addr().unwrap().to_string();
+    let held = std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in silent.incoming().take(8).flatten() {
+            open.push(stream);
+        }
+    });
+    for file in ["palisade.toml", "palisade.lock"] {
+        let text = ws.read(file).replace(&registry.addr, &silent_addr);
+        write_file(ws.path(file), text);
+    }
+    let config = ws
+        .read("palisade.toml")
+        .replace("[sources]\n", "[sources]\ntag_check_timeout_s = 1\n");
+    write_file(ws.path("palisade.toml"), config);
+    let started = std::time::Instant::now();
+    let mut server = ws.serve();
+    assert!(greet(&mut server).contains("registry"));
+    assert!(
+        started.elapsed() < secs(30),
+        "the start waited {:?}",
+        started.elapsed()
+    );
+    assert!(
+        server.wait_for_stderr("did not answer in 1 s", secs(10)),
+        "{}",
+        server.stderr()
+    );
+    drop(server);
+    drop(held);
+}
