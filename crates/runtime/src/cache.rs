@@ -9,7 +9,6 @@
 //! MiB with many plugins, and BLAKE3 does that several times faster.)
 
 use std::hash::{Hash, Hasher};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -176,20 +175,9 @@ impl CompileCache {
     }
 }
 
-/// Writes `bytes` to `path` (mode 0600) through a temporary file and a rename.
+/// Writes `bytes` to `path` (mode 0600) whole, through a temporary file and a rename.
 fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options
-        .open(&tmp)
-        .with_context(|| format!("creating {}", tmp.display()))?;
-    file.write_all(bytes)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    drop(file);
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
+    private_dir::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 fn digest_path(entry: &Path) -> PathBuf {

@@ -83,6 +83,22 @@ pub fn check(_dir: &Path) -> Result<(), Cause> {
     Ok(())
 }
 
+/// Writes `bytes` to `path` (mode 0600) whole: through a temporary file beside it, synced, then
+/// renamed, so a reader never sees half a file and a crash leaves the old one.
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&tmp, path)
+}
+
 /// Whether a plugin that can see `path` could reach `dir` (canonical): `path` holds `dir` or lies
 /// inside it.
 pub fn overlaps(dir: &Path, path: &Path) -> bool {

@@ -5,7 +5,6 @@
 //! component whose SHA-256 is not the pinned one), so a changed file in the store is refused,
 //! never run.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -91,23 +90,7 @@ impl Store {
     pub fn put(&self, wasm: &[u8]) -> Result<[u8; 32]> {
         let sha256: [u8; 32] = sha2::Sha256::digest(wasm).into();
         let path = self.path(&sha256);
-        let tmp = self.dir.join(format!(
-            ".tmp-{}-{}",
-            std::process::id(),
-            hex::encode(&sha256[..8])
-        ));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options
-            .open(&tmp)
-            .with_context(|| format!("creating {}", tmp.display()))?;
-        file.write_all(wasm)
-            .and_then(|()| file.sync_all())
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        drop(file);
-        std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
+        private_dir::write(&path, wasm).with_context(|| format!("writing {}", path.display()))?;
         Ok(sha256)
     }
 
@@ -116,9 +99,8 @@ impl Store {
     pub fn put_signatures(&self, artifact: &str, found: &Signatures) -> Result<()> {
         let text = serde_json::to_string(found).context("serializing signatures")?;
         let path = self.signatures_path(artifact);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+        private_dir::write(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))
     }
 
     /// The signatures kept for an artifact, if any. Whoever could change them still cannot
