@@ -12,7 +12,7 @@ use crate::inspect::inspect;
 use crate::runtime::Runtime;
 use crate::setup;
 use crate::sources::fetch::{Fetched, Fetcher};
-use crate::sources::lock::{self, Lock, Locked};
+use crate::sources::lock::{self, Lock, Locked, write_whole};
 use crate::sources::source::Source;
 use crate::sources::verify::{Policy, verify};
 
@@ -486,11 +486,4 @@ fn write_section(
     );
     plugins.insert(name, toml_edit::Item::Table(section));
     write_whole(config_path, &doc.to_string())
-}
-
-/// Replaces `path` whole, through a rename.
-fn write_whole(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }

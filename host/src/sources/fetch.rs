@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use oci_client::client::{ClientConfig, ClientProtocol, ImageLayer};
 use oci_client::manifest::{ImageIndexEntry, OciDescriptor, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use sha2::Digest as _;
 
@@ -94,11 +95,7 @@ impl Fetcher {
         let fetched = match source {
             Source::Oci(reference) => {
                 let reference = match pinned {
-                    Some(digest) => Reference::with_digest(
-                        reference.registry().to_string(),
-                        reference.repository().to_string(),
-                        digest.to_string(),
-                    ),
+                    Some(digest) => with_digest(reference, digest),
                     None => reference.clone(),
                 };
                 self.fetch_oci(&reference).await?
@@ -123,12 +120,17 @@ impl Fetcher {
 
     /// The manifest digest an OCI reference names now (one HEAD request).
     pub async fn resolve(&self, reference: &Reference) -> Result<String> {
-        let client = self.oci_client(reference)?;
-        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        let (client, auth) = self.connect(reference)?;
         client
             .fetch_manifest_digest(reference, &auth)
             .await
             .with_context(|| format!("cannot resolve oci://{}", reference.whole()))
+    }
+
+    /// A client for the reference's registry, and how to authenticate to it.
+    fn connect(&self, reference: &Reference) -> Result<(Client, RegistryAuth)> {
+        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        Ok((self.oci_client(reference)?, auth))
     }
 
     fn oci_client(&self, reference: &Reference) -> Result<Client> {
@@ -158,8 +160,7 @@ impl Fetcher {
     async fn fetch_oci(&self, reference: &Reference) -> Result<Fetched> {
         let whole = format!("oci://{}", reference.whole());
         self.say(format_args!("resolving {whole}"));
-        let client = self.oci_client(reference)?;
-        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        let (client, auth) = self.connect(reference)?;
         let (manifest, digest, index_digest) = client
             .pull_image_manifest_and_list_digest(reference, &auth)
             .await
@@ -184,7 +185,7 @@ impl Fetcher {
     }
 
     /// Pushes `wasm` to `reference` as a CNCF Wasm artifact; returns the manifest digest.
-    pub async fn publish(
+    async fn publish(
         &self,
         reference: &Reference,
         wasm: Vec<u8>,
@@ -192,8 +193,7 @@ impl Fetcher {
         exports: &[String],
     ) -> Result<String> {
         let whole = format!("oci://{}", reference.whole());
-        let client = self.oci_client(reference)?;
-        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        let (client, auth) = self.connect(reference)?;
         let layer_digest = format!("sha256:{}", hex::encode(sha2::Sha256::digest(&wasm)));
         let config = serde_json::json!({
             "created": humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -223,21 +223,8 @@ impl Fetcher {
         let mut found = Signatures::default();
         match (source, digest) {
             (Source::Oci(reference), Some(digest)) => {
-                let client = self.oci_client(reference)?;
-                let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
-                let at = |tag_or_digest: Result<String, String>| match tag_or_digest {
-                    Ok(tag) => Reference::with_tag(
-                        reference.registry().to_string(),
-                        reference.repository().to_string(),
-                        tag,
-                    ),
-                    Err(digest) => Reference::with_digest(
-                        reference.registry().to_string(),
-                        reference.repository().to_string(),
-                        digest,
-                    ),
-                };
-                let sig_tag = at(Ok(format!("{}.sig", digest.replace(':', "-"))));
+                let (client, auth) = self.connect(reference)?;
+                let sig_tag = cosign_signature_tag(reference, digest);
                 if let Some(manifest) = pull_if_present(&client, &sig_tag, &auth).await? {
                     for layer in manifest
                         .layers
@@ -258,13 +245,13 @@ impl Fetcher {
                         });
                     }
                 }
-                let subject = at(Err(digest.to_string()));
+                let subject = with_digest(reference, digest);
                 let referrers = client
                     .pull_referrers(&subject, Some(BUNDLE_MEDIA_TYPE))
                     .await
                     .with_context(|| format!("cannot list the referrers of {digest}"))?;
                 for entry in referrers.manifests.iter().take(MAX_SIGNATURES) {
-                    let referrer = at(Err(entry.digest.clone()));
+                    let referrer = with_digest(reference, &entry.digest);
                     let Some(manifest) = pull_if_present(&client, &referrer, &auth).await? else {
                         continue;
                     };
@@ -346,11 +333,7 @@ impl Fetcher {
             .map_err(|e| anyhow::anyhow!("cannot sign: {e}"))?;
         let signature =
             base64::Engine::encode(&base64::engine::general_purpose::STANDARD, signature);
-        let sig_ref = Reference::with_tag(
-            reference.registry().to_string(),
-            reference.repository().to_string(),
-            format!("{}.sig", digest.replace(':', "-")),
-        );
+        let sig_ref = cosign_signature_tag(reference, &digest);
         let layer = ImageLayer::new(
             payload.into_bytes(),
             SIMPLE_SIGNING_MEDIA_TYPE.to_string(),
@@ -361,8 +344,7 @@ impl Fetcher {
             "application/vnd.oci.image.config.v1+json".to_string(),
             None,
         );
-        let client = self.oci_client(reference)?;
-        let auth = credentials::auth_for(reference.resolve_registry(), &self.settings)?;
+        let (client, auth) = self.connect(reference)?;
         client
             .push(&sig_ref, &[layer], config, &auth, None)
             .await
@@ -440,11 +422,29 @@ impl Fetcher {
     }
 }
 
+/// The same repository at `digest`.
+fn with_digest(reference: &Reference, digest: &str) -> Reference {
+    Reference::with_digest(
+        reference.registry().to_string(),
+        reference.repository().to_string(),
+        digest.to_string(),
+    )
+}
+
+/// Where cosign keeps the signatures of `digest`: the tag `sha256-<hex>.sig` beside it.
+fn cosign_signature_tag(reference: &Reference, digest: &str) -> Reference {
+    Reference::with_tag(
+        reference.registry().to_string(),
+        reference.repository().to_string(),
+        format!("{}.sig", digest.replace(':', "-")),
+    )
+}
+
 /// The image manifest at `reference`, or `None` when the registry has none there.
 async fn pull_if_present(
     client: &Client,
     reference: &Reference,
-    auth: &oci_client::secrets::RegistryAuth,
+    auth: &RegistryAuth,
 ) -> Result<Option<OciImageManifest>> {
     use oci_client::errors::OciDistributionError as E;
     match client.pull_image_manifest(reference, auth).await {

@@ -94,10 +94,16 @@ impl Lock {
             "# Written by `palisade add` and `palisade update`: what was reviewed and accepted for\n\
              # each plugin from a registry or a URL. Commit it beside palisade.toml; do not edit it.\n{body}"
         );
-        let tmp = path.with_extension(format!("lock.tmp{}", std::process::id()));
-        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+        write_whole(path, &text)
     }
+}
+
+/// Replaces `path` whole, through a temporary file and a rename: a crash never leaves half of
+/// an operator's file.
+pub fn write_whole(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
 impl Locked {

@@ -217,17 +217,17 @@ async fn check_bundle(
     digests: &[ArtifactDigest],
 ) -> Result<()> {
     let policy = Identity::new(identity, issuer);
+    let parsed: Bundle = serde_json::from_str(bundle).context("not a Sigstore bundle")?;
+    // One trust root and verifier for every digest tried; only the bundle is consumed per try.
+    let verifier = Verifier::new(
+        Default::default(),
+        load_trusted_root(trusted_root, &parsed)?,
+    )
+    .context("the trusted root cannot be used")?;
     let mut last = None;
     for digest in digests {
-        // Parsed for each try: the verifier takes the bundle by value.
-        let parsed: Bundle = serde_json::from_str(bundle).context("not a Sigstore bundle")?;
-        let verifier = Verifier::new(
-            Default::default(),
-            load_trusted_root(trusted_root, &parsed)?,
-        )
-        .context("the trusted root cannot be used")?;
         match verifier
-            .verify_digest_with(*digest, parsed, &policy, true)
+            .verify_digest_with(*digest, parsed.clone(), &policy, true)
             .await
         {
             Ok(()) => return Ok(()),
