@@ -132,6 +132,31 @@ impl AuditLog {
         self.write_line(&line);
     }
 
+    /// Writes what a user decided when a plugin reached for a host or an environment variable it
+    /// was not granted (`ask = true`): `grant-once`, `grant-always`, `grant-denied`, or
+    /// `grant-unasked` (nobody could be asked; `detail` says why).
+    pub fn record_grant(
+        &self,
+        client: &str,
+        plugin: &str,
+        kind: &str,
+        grant: &str,
+        outcome: &str,
+        detail: Option<&str>,
+    ) {
+        let mut line = json!({
+            "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "client": client,
+            "plugin": plugin,
+            "outcome": outcome,
+            "grant": { "kind": kind, "name": grant },
+        });
+        if let (Some(detail), Some(map)) = (detail, line.as_object_mut()) {
+            map.insert("detail".into(), detail.into());
+        }
+        self.write_line(&line);
+    }
+
     /// Writes one line; false (with the reason in the server's log) when it cannot.
     fn write_line(&self, line: &Value) -> bool {
         let mut text = line.to_string();

@@ -49,6 +49,7 @@
 pub mod audit;
 pub mod catalog;
 pub mod config;
+pub mod grants;
 pub mod inspect;
 pub mod mcp;
 pub mod memory;

@@ -90,6 +90,20 @@ enum Command {
         #[arg(long, value_name = "FILE", default_value = "palisade.toml")]
         config: PathBuf,
     },
+    /// Show the grants users gave by answering "always" when a plugin with `ask = true` reached
+    /// for a host or an environment variable (kept in palisade.grants beside the configuration).
+    Grants {
+        #[command(subcommand)]
+        action: Option<GrantsAction>,
+        /// The configuration file; palisade.grants is beside it.
+        #[arg(
+            long,
+            value_name = "FILE",
+            default_value = "palisade.toml",
+            global = true
+        )]
+        config: PathBuf,
+    },
     /// Push a component to an OCI registry as a CNCF Wasm artifact (config
     /// application/vnd.wasm.config.v0+json, one application/wasm layer), for `palisade add`.
     Publish {
@@ -113,6 +127,18 @@ enum Command {
         /// Print only the token: a secret for a file, such as `request_state_key_file`.
         #[arg(long)]
         bare: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum GrantsAction {
+    /// Remove remembered grants of a plugin: the named ones (a host as listed, or an
+    /// environment variable's name), or all of them. A running server sees it at once.
+    Revoke {
+        /// The plugin.
+        plugin: String,
+        /// Grants to remove; all of the plugin's when none is given.
+        grants: Vec<String>,
     },
 }
 
@@ -173,6 +199,7 @@ fn main() -> ExitCode {
         Command::Add { .. }
             | Command::Update { .. }
             | Command::Remove { .. }
+            | Command::Grants { .. }
             | Command::Publish { .. }
             | Command::Token { .. }
     );
@@ -231,6 +258,13 @@ fn main() -> ExitCode {
                 .await
             }
             Command::Remove { name, config } => commands::remove(&name, &config),
+            Command::Grants { action, config } => match action {
+                None => palisade::grants::commands::show(&config).map(|out| print!("{out}")),
+                Some(GrantsAction::Revoke { plugin, grants }) => {
+                    palisade::grants::commands::revoke(&config, &plugin, &grants)
+                        .map(|out| print!("{out}"))
+                }
+            },
             Command::Publish {
                 file,
                 target,

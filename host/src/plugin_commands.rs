@@ -208,7 +208,17 @@ pub fn remove(name: &str, config_path: &Path) -> Result<()> {
     if lock.plugins.remove(name).is_some() {
         lock.save(&lock_path)?;
     }
-    println!("Removed `{name}` from {}.", config_path.display());
+    // A plugin added again later under this name starts with no remembered grants.
+    let grants = crate::grants::commands::forget_plugin(config_path, name)?;
+    println!(
+        "Removed `{name}` from {}{}.",
+        config_path.display(),
+        if grants {
+            ", and its remembered grants"
+        } else {
+            ""
+        }
+    );
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use anyhow::{Context as _, Result};
 
 use crate::audit::AuditLog;
 use crate::catalog::{Catalog, HostTool, InHostTools};
+use crate::grants::UserGrants;
 use crate::mcp::stateless::request_state::StateKey;
 use crate::mcp::{Server, StateSettings};
 use crate::reload;
@@ -97,6 +98,7 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         config.access.clone(),
         audit,
         request_state,
+        UserGrants::beside(options.config.as_deref()),
     );
     if config.watch {
         // Serving matters more than reloading: without a watcher, say so and go on.

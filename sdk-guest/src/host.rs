@@ -90,6 +90,14 @@ pub fn is_cancelled() -> bool {
     raw::is_cancelled()
 }
 
+/// The server's environment variable `name`, when this plugin may read it: granted in its
+/// configuration (`env`, also in `std::env`), granted "always" by a user before, or, for a
+/// plugin with `ask = true`, allowed by the user when asked now. `None` otherwise, and when it
+/// is not set.
+pub fn get_env(name: &str) -> Option<String> {
+    raw::get_env(name)
+}
+
 /// The client's directories this plugin may use for the current request, each with the path the
 /// plugin sees it at (such as `/roots/project`).
 pub fn list_roots() -> Vec<Root> {

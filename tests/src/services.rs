@@ -213,3 +213,27 @@ pub fn start_registry(htpasswd: Option<&str>) -> Service {
         command
     })
 }
+
+/// A one-connection-at-a-time HTTP server on loopback answering every request with `body`;
+/// returns its port. It lives as long as the test process.
+pub fn local_http_server(body: &'static str) -> u16 {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}

@@ -3,8 +3,6 @@
 //! serving other calls. Grants are given explicitly here, so each test also shows what a plugin
 //! *with* the grant can do next to what it cannot do without it.
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -292,28 +290,6 @@ fn a_missing_host_variable_refuses_to_start() {
         &["--config", &path_str(&config)],
         "PALISADE_TEST_SURELY_UNSET is not set",
     );
-}
-
-/// A one-connection-at-a-time HTTP server on loopback answering every request with `body`.
-fn local_http_server(body: &'static str) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    port
 }
 
 #[test]

@@ -1373,6 +1373,63 @@ fn a_confirmed_tool_asks_through_input_required() {
 // x-mcp-header
 // ---------------------------------------------------------------------------
 
+/// Proves: a plugin with `ask = true` reaching for a host it was not granted makes the call
+/// answer `input_required` with the host's question under its own `palisade/` key; the retry
+/// with "Allow once" gets through, with "Deny" is refused.
+#[test]
+fn a_grant_is_asked_through_input_required() {
+    let port = local_http_server("hello from the asked host");
+    let dir = tempdir();
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.misbehave]\npath = {}\nask = true\n",
+            toml_str(&plugin_arg("misbehave"))
+        ),
+    );
+    let key = format!("palisade/grant/network/http://127.0.0.1:{port}");
+    let args = json!({"url": format!("http://127.0.0.1:{port}/")});
+    let tool = "misbehave_http_get";
+    for mut w in Wire::both(&["--no-watch", "--config", &path_str(&config)]) {
+        let on = w.name();
+        let first = w.call(tool, args.clone(), &all_caps()).result();
+        let state = input_required(&first, &[&key]);
+        let message = &first["inputRequests"][&key]["params"]["message"];
+        assert!(
+            message
+                .as_str()
+                .is_some_and(|m| m.contains("wants to reach")),
+            "{on}: {first}"
+        );
+        let answer =
+            |decision: &str| json!({ key.as_str(): accept(json!({"decision": decision})) });
+        let done = w
+            .retry(
+                tool,
+                args.clone(),
+                answer("Allow once"),
+                Some(&state),
+                &all_caps(),
+            )
+            .result();
+        assert!(
+            complete_text(&done).contains("hello from the asked host"),
+            "{on}: {done}"
+        );
+        let refused = w
+            .retry(
+                tool,
+                args.clone(),
+                answer("Deny"),
+                Some(&state),
+                &all_caps(),
+            )
+            .result();
+        assert_eq!(refused["resultType"], "complete", "{on}: {refused}");
+        error_text(&refused, "HttpRequestDenied");
+    }
+}
+
 /// Proves: a tool parameter marked `x-mcp-header` is listed with its marking, and over HTTP its
 /// `Mcp-Param-{Name}` header must carry the argument exactly when the arguments have it (after
 /// Base64 decoding of the `=?base64?...?=` form, strict; other values literal): a mismatch, a

@@ -7,6 +7,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::bindings::host::{AskError, InputRequest, InputResponse, ListKind, LogLevel};
+use super::grant_ask::GrantDecider;
 use super::sandbox::Root;
 
 /// What the host knows about the request a call serves.
@@ -24,6 +25,9 @@ pub struct CallContext {
     /// Who made the call, for the plugin's rate limits; `None` for the host's own calls (listing
     /// a plugin at load), which are not rate-limited.
     pub caller: Option<Arc<str>>,
+    /// Decides on capabilities a plugin with `ask = true` reaches for without a grant, and
+    /// holds what users granted "always"; `None` for the host's own calls, which ask nothing.
+    pub grants: Option<Arc<dyn GrantDecider>>,
     /// Filled in by the call, for the audit log.
     pub stats: Arc<CallStats>,
 }
@@ -33,6 +37,27 @@ pub struct CallContext {
 pub struct CallStats {
     /// Fuel the call burned, for the audit log.
     pub fuel_used: std::sync::atomic::AtomicU64,
+    /// What the plugin reached for and was refused (a host, an environment variable), with why,
+    /// so the client learns it even when the plugin's own error does not say.
+    pub denied: std::sync::Mutex<Vec<String>>,
+}
+
+impl CallStats {
+    /// Notes that the plugin was refused `what`; the first few are kept.
+    pub fn note_denied(&self, what: String) {
+        let mut denied = self.denied.lock().unwrap_or_else(|e| e.into_inner());
+        if denied.len() < 8 && !denied.contains(&what) {
+            denied.push(what);
+        }
+    }
+
+    /// What the plugin was refused during the call.
+    pub fn denied(&self) -> Vec<String> {
+        self.denied
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 /// Answers to `ask`, by key, in the order asked.

@@ -7,7 +7,7 @@ use super::bindings::host::{
 use super::call::{Answers, PluginEvent};
 use super::output::{ITEM_BYTES, OutputSize as _};
 use super::store::StoreState;
-use crate::RootsAccess;
+use crate::{Capability, HOST_KEY_PREFIX, RootsAccess, is_env_name};
 
 impl StoreState {
     /// Forwards `event`, charged against the call's output limit: past it, events are dropped
@@ -129,6 +129,33 @@ impl host::Host for StoreState {
             .collect())
     }
 
+    async fn get_env(&mut self, name: String) -> wasmtime::Result<Option<String>> {
+        if let Some((_, value)) = self.grants.env.iter().find(|(granted, _)| *granted == name) {
+            return Ok(Some(value.clone()));
+        }
+        if !is_env_name(&name) {
+            return Ok(None);
+        }
+        // Nothing to ask the user for when the server does not have it.
+        let Ok(value) = std::env::var(&name) else {
+            return Ok(None);
+        };
+        match self.asks.allow(Capability::EnvVar(name.clone())).await {
+            Ok(()) => Ok(Some(value)),
+            Err(why) => {
+                tracing::warn!(
+                    plugin = &*self.plugin,
+                    "environment variable {name} denied: {why}"
+                );
+                self.call.stats.note_denied(format!(
+                    "environment variable {name}: {why} (grant it with {name} = {{ from_host = \"{name}\" }} under [plugins.{}.env])",
+                    self.plugin
+                ));
+                Ok(None)
+            }
+        }
+    }
+
     async fn elicit(
         &mut self,
         request: ElicitationRequest,
@@ -164,6 +191,11 @@ impl host::Host for StoreState {
                 .collect());
         }
         if let Err(why) = requests.iter().try_for_each(|(key, request)| {
+            if key.starts_with(HOST_KEY_PREFIX) {
+                return Err(format!(
+                    "key `{key}`: keys starting with `{HOST_KEY_PREFIX}` are the host's own"
+                ));
+            }
             self.charge_output(key.len() as u64)
                 .then_some(())
                 .ok_or_else(|| "the keys pass the call's output limit".to_string())?;

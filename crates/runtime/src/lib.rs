@@ -46,6 +46,7 @@ mod cache;
 mod call;
 mod engine;
 mod gate;
+mod grant_ask;
 mod host_api;
 mod host_pattern;
 mod lift;
@@ -64,6 +65,10 @@ mod wasi_guard;
 pub use cache::{CacheError, CompileCache};
 pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
+pub use grant_ask::{
+    Capability, Decision, GrantDecider, HOST_KEY_PREFIX, MAX_GRANT_QUESTIONS, PendingDecision,
+    Unasked, is_env_name,
+};
 pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
 pub use limits::LimitExceeded;
 pub use link::import_status;

@@ -8,26 +8,52 @@ use std::sync::Arc;
 use http::{Request, Response, uri::Scheme};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::HostPattern;
+use crate::grant_ask::{CallAsks, Capability};
 use crate::host_pattern::is_local_address;
+use crate::{CallStats, HostPattern};
 
 /// Decides, for one call of one plugin, whether a request may leave the sandbox.
 pub struct NetworkPolicy {
     plugin: Arc<str>,
     allowed: Arc<[HostPattern]>,
+    /// For hosts outside `allowed`: remembered grants, and the user when the plugin may ask.
+    asks: Arc<CallAsks>,
+    stats: Arc<CallStats>,
+}
+
+/// Why a request has no configured grant.
+struct NoGrant {
+    why: String,
+    /// The grant that would allow it, when one could.
+    wanted: Option<Capability>,
 }
 
 impl NetworkPolicy {
-    pub fn new(plugin: Arc<str>, allowed: Arc<[HostPattern]>) -> NetworkPolicy {
-        NetworkPolicy { plugin, allowed }
+    pub(crate) fn new(
+        plugin: Arc<str>,
+        allowed: Arc<[HostPattern]>,
+        asks: Arc<CallAsks>,
+        stats: Arc<CallStats>,
+    ) -> NetworkPolicy {
+        NetworkPolicy {
+            plugin,
+            allowed,
+            asks,
+            stats,
+        }
     }
 
-    /// The grant covering a request to `uri`, or why there is none.
-    fn grant_for(&self, uri: &http::Uri) -> Result<&HostPattern, String> {
+    /// The configured grant covering a request to `uri`, or why there is none.
+    fn grant_for(&self, uri: &http::Uri) -> Result<&HostPattern, NoGrant> {
         let https = match uri.scheme() {
             Some(s) if *s == Scheme::HTTPS => true,
             Some(s) if *s == Scheme::HTTP => false,
-            _ => return Err(format!("{uri}: only http and https are supported")),
+            _ => {
+                return Err(NoGrant {
+                    why: format!("{uri}: only http and https are supported"),
+                    wanted: None,
+                });
+            }
         };
         let host = uri.host().unwrap_or_default();
         let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
@@ -40,8 +66,46 @@ impl NetworkPolicy {
                 } else {
                     ""
                 };
-                format!("{uri}: host not granted{plain}")
+                NoGrant {
+                    why: format!("{uri}: host not granted{plain}"),
+                    wanted: (!host.is_empty()).then(|| Capability::host(https, host, port)),
+                }
             })
+    }
+}
+
+/// The grant for a request without a configured one: remembered, or given by the user now.
+async fn asked_grant(
+    asks: &CallAsks,
+    stats: &CallStats,
+    plugin: &str,
+    missing: NoGrant,
+) -> Result<HostPattern, Error> {
+    let refuse = |why: String| {
+        tracing::warn!(plugin, "network request denied: {why}");
+        Error::HttpRequestDenied
+    };
+    let Some(wanted) = missing.wanted else {
+        return Err(refuse(missing.why));
+    };
+    let Capability::Host(text) = &wanted else {
+        return Err(refuse(missing.why));
+    };
+    let grant = HostPattern::parse(text).map_err(|e| refuse(format!("{}: {e}", missing.why)))?;
+    match asks.allow(wanted.clone()).await {
+        Ok(()) => Ok(grant),
+        Err(why) => {
+            let why = if why == "not granted" {
+                missing.why
+            } else {
+                format!("{}: {why}", missing.why)
+            };
+            stats.note_denied(format!(
+                "{} (grant it with network = [\"{text}\"] in the plugin's section)",
+                why
+            ));
+            Err(refuse(why))
+        }
     }
 }
 
@@ -64,11 +128,12 @@ impl WasiHttpHooks for NetworkPolicy {
     > {
         let grant = self.grant_for(request.uri()).cloned();
         let plugin = self.plugin.clone();
+        let (asks, stats) = (self.asks.clone(), self.stats.clone());
         Box::new(async move {
-            let grant = grant.map_err(|why| {
-                tracing::warn!(plugin = &*plugin, "network request denied: {why}");
-                Error::HttpRequestDenied
-            })?;
+            let grant = match grant {
+                Ok(grant) => grant,
+                Err(missing) => asked_grant(&asks, &stats, &plugin, missing).await?,
+            };
             let mut request = request;
             if !grant.names_local_address() {
                 let checked = public_address(request.uri(), &plugin).await?;

@@ -17,6 +17,7 @@ use super::Runtime;
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::call::CallContext;
 use super::gate::Gate;
+use super::grant_ask::CallAsks;
 use super::lift::{
     Budgeted, CallResultView, CompletionRefView, CompletionResultView, IntoOwned, LiftBudget, Many,
     PluginErrorView, PromptResultView, PromptView, ResourceContentsView, ResourceTemplateView,
@@ -427,12 +428,22 @@ impl Plugin {
         let stderr = OutputCapture::new(self.name.clone(), "stderr");
         let wasi = wasi_context(&self.grants, &call.roots, stdout.clone(), stderr.clone())
             .map_err(CallError::Host)?;
+        let asks = Arc::new(CallAsks::new(
+            self.name.clone(),
+            self.spec.ask,
+            call.clone(),
+        ));
         let mut store = Store::new(
             self.pre.engine(),
             StoreState {
                 wasi,
                 http: WasiHttpCtx::new(),
-                network: NetworkPolicy::new(self.name.clone(), self.grants.network.clone()),
+                network: NetworkPolicy::new(
+                    self.name.clone(),
+                    self.grants.network.clone(),
+                    asks.clone(),
+                    stats.clone(),
+                ),
                 table: ResourceTable::new(),
                 limiter: MemoryLimiter::new(&limits),
                 host_log_bytes: 0,
@@ -441,6 +452,7 @@ impl Plugin {
                 asked: 0,
                 plugin: self.name.clone(),
                 grants: self.grants.clone(),
+                asks,
                 call,
             },
         );

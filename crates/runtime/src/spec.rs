@@ -105,6 +105,9 @@ pub struct PluginSpec {
     pub network: Vec<HostPattern>,
     /// The SHA-256 the component must have, when the operator pinned it.
     pub sha256: Option<[u8; 32]>,
+    /// Whether the user is asked, during a call, for a host or environment variable the plugin
+    /// reaches for without a grant (`ask = true`).
+    pub ask: bool,
 }
 
 impl PluginSpec {
@@ -119,6 +122,7 @@ impl PluginSpec {
             env: Vec::new(),
             network: Vec::new(),
             sha256: None,
+            ask: false,
         }
     }
 }

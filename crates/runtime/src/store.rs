@@ -9,6 +9,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::call::CallContext;
+use super::grant_ask::CallAsks;
 use super::limits::MemoryLimiter;
 use super::network::NetworkPolicy;
 use super::sandbox::Grants;
@@ -30,6 +31,8 @@ pub struct StoreState {
     pub(super) asked: u32,
     pub(super) plugin: Arc<str>,
     pub(super) grants: Arc<Grants>,
+    /// Hosts and variables the plugin asks for beyond its grants, during this call.
+    pub(super) asks: Arc<CallAsks>,
     pub(super) call: CallContext,
 }
 

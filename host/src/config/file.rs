@@ -144,6 +144,8 @@ pub struct ServerSection {
     pub request_state_key_file: Option<PathBuf>,
     /// How long a client may take to answer input requests, in seconds (default 1800).
     pub request_state_ttl_s: Option<u64>,
+    /// The default of every plugin's `ask` (default false).
+    pub ask: Option<bool>,
     /// `[server.http]`.
     #[serde(default)]
     pub http: HttpSection,
@@ -211,6 +213,9 @@ pub struct PluginSection {
     pub verify: Option<VerifySection>,
     /// A Sigstore trusted root for this plugin's keyless verification.
     pub trusted_root: Option<PathBuf>,
+    /// Ask the user, during a call, for a host or environment variable the plugin reaches for
+    /// without a grant (default: `[server] ask`, else false).
+    pub ask: Option<bool>,
 }
 
 /// An environment variable's value: given, or passed from the server's own environment.

@@ -98,10 +98,11 @@ impl Config {
         )
         .map_err(|why| ConfigError(format!("{}: [sources] verify: {why}", path.display())))?;
         let global_root = file.sources.trusted_root.clone();
+        let ask = file.server.ask.unwrap_or(false);
         let mut plugins = Vec::new();
         for (name, section) in file.plugins {
             let mut plugin =
-                resolve_plugin(name, section, path, base, &at, global_root.as_deref())?;
+                resolve_plugin(name, section, path, base, &at, global_root.as_deref(), ask)?;
             if plugin.source.is_some() && plugin.verify.is_none() {
                 plugin.verify = global_verify.clone();
             }
@@ -184,6 +185,7 @@ fn resolve_plugin(
     base: &Path,
     at: &dyn Fn(&str, &str) -> String,
     global_root: Option<&Path>,
+    global_ask: bool,
 ) -> Result<PluginConfig, ConfigError> {
     check_plugin_name(&name)
         .map_err(|why| ConfigError(format!("{}: [plugins.{name}]: {why}", path.display())))?;
@@ -329,6 +331,7 @@ fn resolve_plugin(
             env,
             network,
             sha256,
+            ask: section.ask.unwrap_or(global_ask),
         },
         prefix,
         tools,

@@ -302,6 +302,7 @@ mod tests {
             AccessConfig::default(),
             None,
             settings,
+            crate::grants::UserGrants::beside(None),
         );
         let (tx, rx) = mpsc::unbounded_channel();
         (

@@ -1,6 +1,7 @@
 //! The Model Context Protocol: JSON-RPC framing, revisions, sessions and the wire shapes of results.
 
 mod coalesce;
+pub mod grant_questions;
 mod handlers;
 mod intake;
 pub mod jsonrpc;
@@ -23,8 +24,10 @@ use tokio::sync::{broadcast, mpsc};
 use crate::audit::AuditLog;
 use crate::catalog::Catalog;
 use crate::config::AccessConfig;
+use crate::grants::UserGrants;
 use crate::runtime::Root;
 use crate::runtime::bindings::host::ListKind;
+use grant_questions::GrantQuestions;
 use version::ProtocolVersion;
 
 pub use intake::{Accepted, BatchAccepted, Reply, batch_responses};
@@ -64,7 +67,9 @@ pub struct Server {
     /// Tokens and scopes.
     pub access: AccessConfig,
     /// Where every tool call is recorded, when configured.
-    pub audit: Option<AuditLog>,
+    pub audit: Option<Arc<AuditLog>>,
+    /// Decides on hosts and variables plugins with `ask = true` reach for without a grant.
+    pub grant_questions: Arc<GrantQuestions>,
     /// How `requestState` is signed (2026-07-28 multi round-trip requests).
     pub request_state: StateSettings,
     /// Changes plugins report, coalesced and rate-limited per plugin.
@@ -80,10 +85,13 @@ impl Server {
         access: AccessConfig,
         audit: Option<AuditLog>,
         request_state: StateSettings,
+        user_grants: UserGrants,
     ) -> Arc<Server> {
+        let audit = audit.map(Arc::new);
         Arc::new(Server {
             coalescer: coalesce::Coalescer::default(),
             access,
+            grant_questions: Arc::new(GrantQuestions::new(user_grants, audit.clone())),
             audit,
             request_state,
             catalog: RwLock::new(Arc::new(catalog)),

@@ -70,6 +70,18 @@ export function isCancelled() {
 }
 
 /**
+ * The server's environment variable `name`, when this plugin may read it: granted in its
+ * configuration (`env`), granted "always" by a user before, or, for a plugin with `ask = true`,
+ * allowed by the user when asked now. `undefined` otherwise, and when it is not set.
+ *
+ * @param {string} name
+ * @returns {string | undefined}
+ */
+export function getEnv(name) {
+  return raw.getEnv(String(name)) ?? undefined;
+}
+
+/**
  * The client's directories this plugin may use for the current call: `{ uri, name, guestPath,
  * writable }`, where `guestPath` is where the plugin sees it (such as `/roots/project`).
  *

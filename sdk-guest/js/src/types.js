@@ -190,6 +190,7 @@ export {};
  * @property {(progress: number, total: number | undefined, message: string | undefined) => void} reportProgress
  * @property {() => boolean} isCancelled
  * @property {() => Root[]} listRoots
+ * @property {(name: string) => string | undefined} getEnv
  * @property {(request: ElicitationRequest) => ElicitationResponse} elicit Throws the message on failure.
  * @property {(request: SamplingRequest) => SamplingResponse} sample Throws the message on failure.
  * @property {(requests: [string, InputRequest][]) => [string, AskResult][]} ask

@@ -138,3 +138,16 @@ test('progress, cancellation, roots and notifications pass through', () => {
     ['changed', 'tools'],
   ]);
 });
+
+test('getEnv reaches the host and gives undefined for no value', () => {
+  const asked = [];
+  const restore = testing.setHost({ getEnv: (name) => { asked.push(name); return name === 'KEY' ? 'v' : undefined; } });
+  try {
+    assert.equal(host.getEnv('KEY'), 'v');
+    assert.equal(host.getEnv('OTHER'), undefined);
+  } finally {
+    restore();
+  }
+  assert.deepEqual(asked, ['KEY', 'OTHER']);
+  assert.throws(() => host.getEnv('KEY'), /host.getEnv\(\) is only available/);
+});

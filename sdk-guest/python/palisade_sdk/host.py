@@ -47,6 +47,7 @@ code works there too::
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Union
@@ -56,7 +57,7 @@ from ._errors import AskError, AskFailed, AwaitingAnswer
 from ._results import PromptMessage, user
 
 __all__ = [
-    "LogLevel", "log", "report_progress", "is_cancelled", "Root", "list_roots",
+    "LogLevel", "log", "report_progress", "is_cancelled", "get_env", "Root", "list_roots",
     "notify_resource_updated", "notify_list_changed",
     "ask", "form", "url", "sample", "client_roots", "Answers",
     "FormRequest", "UrlRequest", "SamplingRequest", "RootsRequest",
@@ -130,6 +131,16 @@ def is_cancelled() -> bool:
     check now and then and stop (raise ``palisade_sdk.Cancelled()``); the host stops it anyway at
     its next chance."""
     return bool(_raw().is_cancelled()) if inside_component() else False
+
+
+def get_env(name: str) -> str | None:
+    """The server's environment variable ``name``, when this plugin may read it: granted in its
+    configuration (``env``), granted "always" by a user before, or, for a plugin with
+    ``ask = true``, allowed by the user when asked now. ``None`` otherwise, and when it is not
+    set. Outside a component (in tests) it reads the process's own environment."""
+    if inside_component():
+        return _raw().get_env(str(name))
+    return os.environ.get(str(name))
 
 
 @dataclass

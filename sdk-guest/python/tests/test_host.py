@@ -121,3 +121,9 @@ def test_a_test_can_supply_answers(monkeypatch):
     monkeypatch.setattr(host, "ask", lambda requests: host.Answers({"user_name": AskFailed("no elicitation")}))
     failed = p.call_tool("greet")
     assert failed.is_error and failed.text() == "no elicitation"
+
+
+def test_get_env_outside_a_component_reads_the_process_environment(monkeypatch):
+    monkeypatch.setenv("PALISADE_SDK_TEST_VAR", "x")
+    assert host.get_env("PALISADE_SDK_TEST_VAR") == "x"
+    assert host.get_env("PALISADE_SDK_TEST_SURELY_UNSET") is None

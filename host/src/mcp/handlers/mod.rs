@@ -162,6 +162,7 @@ impl Request<'_> {
             events: Some(events),
             client: Some(self.client_channel()),
             caller: Some(self.session.caller.clone()),
+            grants: Some(self.session.server.grant_questions.clone()),
             stats: Default::default(),
         };
         // The forwarder runs in this task, beside the call, rather than spawned: a spawned task

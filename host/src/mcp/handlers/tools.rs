@@ -94,12 +94,18 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
                 return Ok(wire::call_error(&why));
             }
             audit.finish(if result.is_error { "tool-error" } else { "ok" }, None);
-            Ok(wire::call_result(&result, req.version))
+            let mut answer = wire::call_result(&result, req.version);
+            if result.is_error {
+                say_what_was_denied(&mut answer, &audit.stats);
+            }
+            Ok(answer)
         }
         // Tool errors are results the model can read, not protocol errors.
         Err(CallError::Plugin(e)) => {
             audit.finish("tool-error", Some(&e.message));
-            Ok(wire::call_error(&e.message))
+            let mut answer = wire::call_error(&e.message);
+            say_what_was_denied(&mut answer, &audit.stats);
+            Ok(answer)
         }
         Err(CallError::Limit(plugin, limit)) => {
             let mut why = format!("plugin `{plugin}` {limit}");
@@ -123,6 +129,19 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
             audit.finish("host-error", Some(&e.to_string()));
             Err(rpc_error(e, name))
         }
+    }
+}
+
+/// Adds to a failed call's result what the sandbox refused it (a host, an environment
+/// variable) and how to grant it: the plugin's own error may not say.
+fn say_what_was_denied(answer: &mut Value, stats: &CallStats) {
+    let denied = stats.denied();
+    if denied.is_empty() {
+        return;
+    }
+    let text = format!("Palisade refused this call: {}", denied.join("; "));
+    if let Some(content) = answer.get_mut("content").and_then(Value::as_array_mut) {
+        content.push(serde_json::json!({ "type": "text", "text": text }));
     }
 }
 

@@ -63,7 +63,15 @@ fn app(with_token: bool) -> axum::Router {
         key: StateKey::from_secret(&"k".repeat(32)).unwrap(),
         ttl: Duration::from_secs(60),
     };
-    let server = Server::new(catalog, 50, Vec::new(), access, None, settings);
+    let server = Server::new(
+        catalog,
+        50,
+        Vec::new(),
+        access,
+        None,
+        settings,
+        crate::grants::UserGrants::beside(None),
+    );
     let options = HttpOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
         allow: AllowList::default(),

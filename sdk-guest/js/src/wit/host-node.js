@@ -19,6 +19,7 @@ export const host = {
   reportProgress: unavailable('reportProgress'),
   isCancelled: unavailable('isCancelled'),
   listRoots: unavailable('listRoots'),
+  getEnv: unavailable('getEnv'),
   elicit: unavailable('elicit'),
   sample: unavailable('sample'),
   ask: unavailable('ask'),

@@ -1,0 +1,122 @@
+//! Grants users give while the server runs (`ask = true`): remembered "always" answers, kept in
+//! `palisade.grants` beside the configuration and the lock, never in the hand-written
+//! configuration. `palisade grants` shows them and `palisade grants revoke` removes them; a
+//! running server sees a revocation at the plugin's next reach.
+
+pub mod commands;
+pub mod file;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use anyhow::Result;
+
+pub use file::{GRANTS_FILE, GrantsFile};
+
+use crate::runtime::Capability;
+
+/// The grants file a server consults, read again whenever it changed.
+pub struct UserGrants {
+    /// `None` without a configuration file: "always" then lasts as long as the process.
+    path: Option<PathBuf>,
+    cached: Mutex<Cached>,
+}
+
+#[derive(Default)]
+struct Cached {
+    /// What told the file apart when it was read (`None`: it did not exist).
+    seen: Option<Stamp>,
+    grants: GrantsFile,
+}
+
+impl UserGrants {
+    /// The grants file beside the configuration `config`, or grants held in memory only.
+    pub fn beside(config: Option<&Path>) -> UserGrants {
+        let grants = UserGrants {
+            path: config.map(GrantsFile::path_beside),
+            cached: Mutex::new(Cached {
+                seen: None,
+                grants: GrantsFile {
+                    version: 1,
+                    ..GrantsFile::default()
+                },
+            }),
+        };
+        grants.refresh();
+        grants
+    }
+
+    /// Where "always" is written, if anywhere.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Whether the user granted `capability` to `plugin` "always".
+    pub fn allows(&self, plugin: &str, capability: &Capability) -> bool {
+        self.refresh().allows(plugin, capability)
+    }
+
+    /// Remembers "always": written to the file (read again first, so nothing another process
+    /// wrote is lost).
+    pub fn remember(&self, plugin: &str, capability: &Capability, by: &str) -> Result<()> {
+        let mut cached = self.lock();
+        let Some(path) = &self.path else {
+            cached.grants.add(plugin, capability, by);
+            return Ok(());
+        };
+        let mut grants = GrantsFile::load(path)?;
+        grants.add(plugin, capability, by);
+        grants.save(path)?;
+        cached.seen = stamp(path);
+        cached.grants = grants;
+        Ok(())
+    }
+
+    /// The grants, read again if the file changed since. A file that cannot be believed grants
+    /// nothing (said in the log).
+    fn refresh(&self) -> GrantsFile {
+        let mut cached = self.lock();
+        let Some(path) = &self.path else {
+            return cached.grants.clone();
+        };
+        let now = stamp(path);
+        if now != cached.seen || now.is_none() {
+            cached.grants = GrantsFile::load(path).unwrap_or_else(|e| {
+                tracing::error!("no remembered grants are used: {e:#}");
+                GrantsFile::default()
+            });
+            cached.seen = now;
+        }
+        cached.grants.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
+        self.cached.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What tells a changed file: its modification time and length, and on Unix its inode, mode
+/// and change time (a `chmod`, or a file renamed over it, changes whether it is believed).
+type Stamp = (SystemTime, u64, u64, u32, i64, i64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    let modified = meta.modified().ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Some((
+            modified,
+            meta.len(),
+            meta.ino(),
+            meta.mode(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+        ))
+    }
+    #[cfg(not(unix))]
+    {
+        Some((modified, meta.len(), 0, 0, 0, 0))
+    }
+}
