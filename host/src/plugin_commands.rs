@@ -72,7 +72,8 @@ pub async fn add(request: AddRequest) -> Result<()> {
     println!(
         "It is granted nothing: no network, no files, no environment. To grant something, add \
          it to [plugins.{name}] (network = [\"api.example.com\"], dirs, roots, env); \
-         docs/configuration.md lists each grant.\n"
+         docs/configuration.md lists each grant. Or add ask = true, and you are asked through \
+         your MCP client when it reaches for a host or an environment variable.\n"
     );
     println!(
         "`palisade add` will write to {}:\n",
@@ -492,7 +493,7 @@ fn write_section(
     }
     section.decor_mut().set_prefix(
         "\n# Added by `palisade add`; granted nothing. Grants: network, dirs, roots, env \
-         (docs/configuration.md).\n",
+         (docs/configuration.md); ask = true asks you when it reaches for a host or a variable.\n",
     );
     plugins.insert(name, toml_edit::Item::Table(section));
     write_whole(config_path, &doc.to_string())

@@ -279,6 +279,19 @@ fn a_client_that_cannot_elicit_gets_a_deny_that_says_how_to_grant() {
         outcomes.iter().any(|(o, _)| o == "grant-unasked"),
         "{outcomes:?}"
     );
+    // `inspect` says the plugin may ask.
+    let inspected = run_palisade(
+        &["inspect", "--config", &path_str(&config), "misbehave"],
+        false,
+        secs(60),
+    );
+    assert!(inspected.success(), "{inspected}");
+    assert!(
+        inspected
+            .stdout
+            .contains("any other host: the user is asked (ask = true)"),
+        "{inspected}"
+    );
 }
 
 #[test]
@@ -343,6 +356,13 @@ fn a_plugin_cannot_pose_or_answer_the_hosts_questions() {
     );
     let text = error_text(&result, "the host's own");
     assert!(text.contains("palisade/"), "{text}");
+    // Nor can it get a wildcard put to the user: `*` is legal in a URI's host, and "always"
+    // would grant every subdomain. It is refused without a question.
+    let wildcard = s.call_tool(
+        "misbehave_http_get",
+        json!({"url": "http://*.evil.example/"}),
+    );
+    error_text(&wildcard, "HttpRequestDenied");
     // Its own keys are fine (the question reaches the client).
     let id = s.send_request(
         "tools/call",

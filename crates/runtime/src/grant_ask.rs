@@ -18,15 +18,20 @@ pub enum Capability {
 }
 
 impl Capability {
-    /// The grant that allows a request to `host:port` (host as in the URI, IPv6 bracketed).
-    pub fn host(https: bool, host: &str, port: u16) -> Capability {
+    /// The grant that allows a request to `host:port` (host as in the URI, IPv6 bracketed),
+    /// if it names one host: a wildcard (`*` is legal in a URI's host) or an overlong name is
+    /// never put to the user, who could grant more than the request showed.
+    pub fn host(https: bool, host: &str, port: u16) -> Option<Capability> {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        Capability::Host(match (https, port) {
+        if host.is_empty() || host.len() > 255 || host.contains('*') {
+            return None;
+        }
+        Some(Capability::Host(match (https, port) {
             (true, 443) => host,
             (true, port) => format!("{host}:{port}"),
             (false, 80) => format!("http://{host}"),
             (false, port) => format!("http://{host}:{port}"),
-        })
+        }))
     }
 
     /// What the user is asked about, in words.
@@ -257,7 +262,7 @@ mod tests {
     #[test]
     fn hosts_are_named_as_the_grant_that_allows_them() {
         let grant = |https, host, port| match Capability::host(https, host, port) {
-            Capability::Host(g) => g,
+            Some(Capability::Host(g)) => g,
             other => panic!("{other:?}"),
         };
         assert_eq!(grant(true, "API.example.com", 443), "api.example.com");
@@ -266,13 +271,15 @@ mod tests {
         assert_eq!(grant(false, "[::1]", 8080), "http://[::1]:8080");
         for https in [true, false] {
             for (host, port) in [("a.example", 443), ("10.0.0.1", 8080), ("[::1]", 80)] {
-                let Capability::Host(text) = Capability::host(https, host, port) else {
+                let Some(Capability::Host(text)) = Capability::host(https, host, port) else {
                     unreachable!()
                 };
                 let pattern = crate::HostPattern::parse(&text).unwrap();
                 assert!(pattern.allows(https, host, port), "{text}");
             }
         }
+        assert_eq!(Capability::host(true, "*.example.com", 443), None);
+        assert_eq!(Capability::host(true, &"a".repeat(300), 443), None);
         assert!(
             Capability::EnvVar("K".into())
                 .question_key()

@@ -192,8 +192,13 @@ pub fn import_status(name: &str, spec: &PluginSpec) -> String {
             format!("provided; granted: {}", list(granted))
         }
         "wasi:http" => format!(
-            "provided; requests allowed to: {}",
-            list(spec.network.iter().map(|h| h.text.clone()).collect())
+            "provided; requests allowed to: {}{}",
+            list(spec.network.iter().map(|h| h.text.clone()).collect()),
+            if spec.ask {
+                "; any other host: the user is asked (ask = true)"
+            } else {
+                ""
+            }
         ),
         "wasi:sockets" => {
             "provided, every address denied (no raw network; HTTP goes through wasi:http)".into()

@@ -68,7 +68,7 @@ impl NetworkPolicy {
                 };
                 NoGrant {
                     why: format!("{uri}: host not granted{plain}"),
-                    wanted: (!host.is_empty()).then(|| Capability::host(https, host, port)),
+                    wanted: Capability::host(https, host, port),
                 }
             })
     }

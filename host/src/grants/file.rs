@@ -52,13 +52,9 @@ pub struct Granted {
 }
 
 impl GrantsFile {
-    /// The grants file beside `config`.
+    /// The grants file beside `config`, and the lock.
     pub fn path_beside(config: &Path) -> PathBuf {
-        config
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .join(GRANTS_FILE)
+        crate::sources::Lock::path_beside(config).with_file_name(GRANTS_FILE)
     }
 
     /// Reads and checks `path`; a missing file holds no grants.
