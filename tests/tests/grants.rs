@@ -374,3 +374,31 @@ fn a_plugin_cannot_pose_or_answer_the_hosts_questions() {
     let result = s.expect_result(response);
     assert!(ok_text(&result).contains("Decline"), "{result}");
 }
+
+#[test]
+fn the_user_may_take_longer_than_the_calls_time_limit_to_answer() {
+    let port = local_http_server(BODY);
+    let dir = tempdir();
+    let config = config(
+        dir.path(),
+        "ask = true\n[plugins.misbehave.limits]\ntimeout_ms = 1000",
+    );
+    let mut s = start(&config, json!({"elicitation": {}}));
+    let id = s.send_request(
+        "tools/call",
+        json!({"name": "misbehave_http_get", "arguments": {"url": format!("http://127.0.0.1:{port}/")}}),
+    );
+    let ask = s.wait_server_request("elicitation/create", default_timeout());
+    // Reading the question takes longer than the call may run: the wait does not count.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    s.respond(
+        &ask["id"],
+        json!({"action": "accept", "content": {"decision": "Allow once"}}),
+    );
+    let response = s.wait_response(&id, default_timeout());
+    let result = s.expect_result(response);
+    assert!(ok_text(&result).contains(BODY), "{result}");
+    // The limit still holds for the plugin's own time.
+    let slow = s.call_tool("misbehave_sleep", json!({"ms": 3000}));
+    error_text(&slow, "1000 ms");
+}

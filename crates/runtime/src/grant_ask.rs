@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::CallContext;
 
@@ -98,6 +99,60 @@ pub trait GrantDecider: Send + Sync {
     fn ask(&self, plugin: Arc<str>, capability: Capability, call: &CallContext) -> PendingDecision;
 }
 
+/// When a call must end: its time limit from the start, plus the time the user spent answering
+/// questions about grants (reading a security question should not be rushed by `timeout_ms`).
+/// Fuel still bounds what the plugin computes meanwhile.
+pub(crate) struct CallClock {
+    state: std::sync::Mutex<ClockState>,
+}
+
+struct ClockState {
+    deadline: Instant,
+    /// Since when a question is out, if one is.
+    asking_since: Option<Instant>,
+}
+
+/// While a question is out, how far ahead the deadline is kept, so a waiting call is looked at
+/// now and then rather than at every tick.
+const WHILE_ASKING: Duration = Duration::from_secs(1);
+
+impl CallClock {
+    pub(crate) fn new(deadline: Instant) -> CallClock {
+        CallClock {
+            state: std::sync::Mutex::new(ClockState {
+                deadline,
+                asking_since: None,
+            }),
+        }
+    }
+
+    /// When the call must end, as it stands now.
+    pub(crate) fn deadline(&self) -> Instant {
+        let state = self.lock();
+        match state.asking_since {
+            Some(since) => (state.deadline + since.elapsed()).max(Instant::now() + WHILE_ASKING),
+            None => state.deadline,
+        }
+    }
+
+    /// A question went out: the time until its answer does not count.
+    fn pause(&self) {
+        self.lock().asking_since.get_or_insert_with(Instant::now);
+    }
+
+    /// The answer came: the deadline moves by the time it took.
+    fn resume(&self) {
+        let mut state = self.lock();
+        if let Some(since) = state.asking_since.take() {
+            state.deadline += since.elapsed();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ClockState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// Most questions about grants one call may cause: a plugin reaching for host after host must
 /// not keep the user answering.
 pub const MAX_GRANT_QUESTIONS: usize = 4;
@@ -109,6 +164,8 @@ pub(crate) struct CallAsks {
     /// The plugin's `ask = true`.
     ask: bool,
     call: CallContext,
+    /// The call's deadline, moved by the time the user takes to answer.
+    clock: Arc<CallClock>,
     /// Answers of this call, held while one question is out so two requests to the same host
     /// ask once.
     answered: tokio::sync::Mutex<Answered>,
@@ -122,11 +179,17 @@ struct Answered {
 }
 
 impl CallAsks {
-    pub(crate) fn new(plugin: Arc<str>, ask: bool, call: CallContext) -> CallAsks {
+    pub(crate) fn new(
+        plugin: Arc<str>,
+        ask: bool,
+        call: CallContext,
+        clock: Arc<CallClock>,
+    ) -> CallAsks {
         CallAsks {
             plugin,
             ask,
             call,
+            clock,
             answered: Default::default(),
         }
     }
@@ -158,9 +221,11 @@ impl CallAsks {
             ));
         }
         answered.questions += 1;
+        self.clock.pause();
         let decision = decider
             .ask(self.plugin.clone(), capability.clone(), &self.call)
             .await;
+        self.clock.resume();
         match decision {
             Ok(Decision::Once | Decision::Always) => {
                 answered.allowed.push(capability);
@@ -213,7 +278,42 @@ mod tests {
             grants: Some(decider.clone()),
             ..CallContext::default()
         };
-        (CallAsks::new("p".into(), ask, call), decider)
+        (CallAsks::new("p".into(), ask, call, far_clock()), decider)
+    }
+
+    fn far_clock() -> Arc<CallClock> {
+        Arc::new(CallClock::new(Instant::now() + Duration::from_secs(60)))
+    }
+
+    #[tokio::test]
+    async fn the_time_a_question_takes_moves_the_deadline() {
+        struct Slow;
+        impl GrantDecider for Slow {
+            fn remembered(&self, _: &str, _: &Capability) -> bool {
+                false
+            }
+            fn ask(&self, _: Arc<str>, _: Capability, _: &CallContext) -> PendingDecision {
+                Box::pin(async {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Ok(Decision::Once)
+                })
+            }
+        }
+        let clock = far_clock();
+        let before = clock.deadline();
+        let ticking = CallClock::new(Instant::now());
+        ticking.pause();
+        assert!(
+            ticking.deadline() > Instant::now(),
+            "no deadline passes while asking"
+        );
+        let call = CallContext {
+            grants: Some(Arc::new(Slow)),
+            ..CallContext::default()
+        };
+        let asks = CallAsks::new("p".into(), true, call, clock.clone());
+        assert_eq!(asks.allow(host(0)).await, Ok(()));
+        assert!(clock.deadline() >= before + Duration::from_millis(50));
     }
 
     fn host(n: usize) -> Capability {
@@ -250,7 +350,7 @@ mod tests {
         assert!(asks.allow(host(0)).await.is_err());
         assert_eq!(decider.asked.load(Ordering::Relaxed), 0);
         assert_eq!(asks.allow(Capability::EnvVar("KEPT".into())).await, Ok(()));
-        let bare = CallAsks::new("p".into(), true, CallContext::default());
+        let bare = CallAsks::new("p".into(), true, CallContext::default(), far_clock());
         assert!(bare.allow(host(0)).await.is_err());
         // A client that cannot answer: denied, with its reason, and not asked again.
         let (asks, decider) = call_with(Err(Unasked::Failed("no elicitation".into())), true);

@@ -17,7 +17,7 @@ use super::Runtime;
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::call::CallContext;
 use super::gate::Gate;
-use super::grant_ask::CallAsks;
+use super::grant_ask::{CallAsks, CallClock};
 use super::lift::{
     Budgeted, CallResultView, CompletionRefView, CompletionResultView, IntoOwned, LiftBudget, Many,
     PluginErrorView, PromptResultView, PromptView, ResourceContentsView, ResourceTemplateView,
@@ -428,10 +428,12 @@ impl Plugin {
         let stderr = OutputCapture::new(self.name.clone(), "stderr");
         let wasi = wasi_context(&self.grants, &call.roots, stdout.clone(), stderr.clone())
             .map_err(CallError::Host)?;
+        let clock = Arc::new(CallClock::new(deadline));
         let asks = Arc::new(CallAsks::new(
             self.name.clone(),
             self.spec.ask,
             call.clone(),
+            clock.clone(),
         ));
         let mut store = Store::new(
             self.pre.engine(),
@@ -465,8 +467,9 @@ impl Plugin {
         // Every epoch tick: stop if past the deadline, else yield so other calls (and a
         // cancellation, which drops this future) get their turn.
         store.set_epoch_deadline(1);
+        let epoch_clock = clock.clone();
         store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= deadline {
+            if Instant::now() >= epoch_clock.deadline() {
                 Err(wasmtime::Error::new(LimitExceeded::Time {
                     limit_ms: limits.timeout_ms,
                 }))
@@ -491,8 +494,8 @@ impl Plugin {
         let outcome = {
             let mut run = std::pin::pin!(run);
             match (&mut run).now_or_never() {
-                Some(done) => Ok(done),
-                None => tokio::time::timeout_at(deadline.into(), run).await,
+                Some(done) => Some(done),
+                None => until_deadline(run, &clock).await,
             }
         };
         stdout.finish();
@@ -509,8 +512,8 @@ impl Plugin {
             .fuel_used
             .store(fuel_used, std::sync::atomic::Ordering::Relaxed);
         match outcome {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) => {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(err)) => {
                 if let Some(limit) = limit_hit(&err, &limits) {
                     tracing::warn!(plugin = &*self.name, "plugin stopped: {limit}");
                     return Err(CallError::Limit(self.name.clone(), limit));
@@ -519,7 +522,22 @@ impl Plugin {
                 tracing::warn!(plugin = &*self.name, "plugin stopped: {why}");
                 Err(CallError::Stopped(format!("plugin `{}` {why}", self.name)))
             }
-            Err(_elapsed) => Err(time_limit()),
+            None => Err(time_limit()),
+        }
+    }
+}
+
+/// Runs `run` until it ends or `clock`'s deadline passes (`None`); the deadline may move while
+/// it runs (see [`CallClock`]).
+async fn until_deadline<F: Future>(run: F, clock: &CallClock) -> Option<F::Output> {
+    let mut run = std::pin::pin!(run);
+    loop {
+        let deadline = clock.deadline();
+        if let Ok(done) = tokio::time::timeout_at(deadline.into(), &mut run).await {
+            return Some(done);
+        }
+        if clock.deadline() <= deadline {
+            return None;
         }
     }
 }
