@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What plugins from a registry cost: the time `palisade add` takes against a local registry, and
 # warm start (serve until it answers `initialize`, compile cache warm) for one plugin given as a
-# path, as a locked registry source, and as a signed one (tag check + signature verified at load).
+# path, as a registry source locked by tag or by digest, and as signed ones (signature verified at
+# every load).
 #
 #   bench/sources.sh            (after a release build: cargo build --release -p palisade)
 #
@@ -37,9 +38,9 @@ openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/key.p
 openssl pkey -in "$work/key.pem" -pubout -out "$work/key.pub" 2>/dev/null
 "$bin" publish "$wasm" "oci://127.0.0.1:$port/tools/hello:1.0" --sign-key "$work/key.pem" --cache-dir "$cache" >/dev/null 2>&1
 
-mkdir -p "$work/path" "$work/source" "$work/pinned" "$work/signed" "$work/add"
+mkdir -p "$work/path" "$work/source" "$work/pinned" "$work/signed" "$work/signed-pinned" "$work/add"
 printf '[plugins.hello]\npath = "%s"\n' "$wasm" > "$work/path/palisade.toml"
-for kind in source pinned signed add; do
+for kind in source pinned signed signed-pinned add; do
   printf '[sources]\nstore_dir = "%s/store"\n' "$work" > "$work/$kind/palisade.toml"
   cp "$work/$kind/palisade.toml" "$work/$kind/base.toml"
 done
@@ -48,6 +49,7 @@ ref="oci://127.0.0.1:$port/tools/hello:1.0"
 (cd "$work/signed" && "$bin" add "$ref" --key "$work/key.pub" --yes --cache-dir "$cache" >/dev/null)
 digest="$(grep '^digest' "$work/source/palisade.lock" | cut -d'"' -f2)"
 (cd "$work/pinned" && "$bin" add "oci://127.0.0.1:$port/tools/hello@$digest" --name hello --yes --cache-dir "$cache" >/dev/null)
+(cd "$work/signed-pinned" && "$bin" add "oci://127.0.0.1:$port/tools/hello@$digest" --name hello --key "$work/key.pub" --yes --cache-dir "$cache" >/dev/null)
 
 echo "## palisade add (resolve, download, verify nothing, compile from cache, review, write)"
 hyperfine --warmup 2 --runs 20 \
@@ -57,10 +59,11 @@ hyperfine --warmup 2 --runs 20 \
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
 echo "$init" > "$work/init.jsonl"
 echo "## warm start: a path; a source locked by tag (asks the registry what the tag names);"
-echo "## one locked by digest (no question); one by tag whose signature is verified at load"
+echo "## one locked by digest (no question); by tag and by digest with the signature verified at load"
 # stdin holds one initialize line: serve answers it and exits at end of input.
 hyperfine --warmup 3 --runs 30 \
   -n path "$bin serve --config $work/path/palisade.toml --cache-dir $cache --no-watch < $work/init.jsonl" \
   -n tag-source "$bin serve --config $work/source/palisade.toml --cache-dir $cache --no-watch < $work/init.jsonl" \
   -n digest-source "$bin serve --config $work/pinned/palisade.toml --cache-dir $cache --no-watch < $work/init.jsonl" \
-  -n signed-tag-source "$bin serve --config $work/signed/palisade.toml --cache-dir $cache --no-watch < $work/init.jsonl"
+  -n signed-tag-source "$bin serve --config $work/signed/palisade.toml --cache-dir $cache --no-watch < $work/init.jsonl" \
+  -n signed-digest-source "$bin serve --config $work/signed-pinned/palisade.toml --cache-dir $cache --no-watch < $work/init.jsonl"
