@@ -153,6 +153,10 @@ impl CallClock {
     }
 }
 
+/// Why a reach is refused when nobody may be asked: the plain refusal, which the caller words
+/// in its own terms.
+pub(crate) const NOT_GRANTED: &str = "not granted";
+
 /// Most questions about grants one call may cause: a plugin reaching for host after host must
 /// not keep the user answering.
 pub const MAX_GRANT_QUESTIONS: usize = 4;
@@ -199,13 +203,13 @@ impl CallAsks {
     /// not, for the log and the client.
     pub(crate) async fn allow(&self, capability: Capability) -> Result<(), String> {
         let Some(decider) = self.call.grants.clone() else {
-            return Err("not granted".into());
+            return Err(NOT_GRANTED.into());
         };
         if decider.remembered(&self.plugin, &capability) {
             return Ok(());
         }
         if !self.ask {
-            return Err("not granted".into());
+            return Err(NOT_GRANTED.into());
         }
         let mut answered = self.answered.lock().await;
         if answered.allowed.contains(&capability) {

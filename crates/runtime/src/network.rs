@@ -8,7 +8,7 @@ use std::sync::Arc;
 use http::{Request, Response, uri::Scheme};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::grant_ask::{CallAsks, Capability};
+use crate::grant_ask::{CallAsks, Capability, NOT_GRANTED};
 use crate::host_pattern::is_local_address;
 use crate::{CallStats, HostPattern};
 
@@ -95,7 +95,7 @@ async fn asked_grant(
     match asks.allow(wanted.clone()).await {
         Ok(()) => Ok(grant),
         Err(why) => {
-            let why = if why == "not granted" {
+            let why = if why == NOT_GRANTED {
                 missing.why
             } else {
                 format!("{}: {why}", missing.why)

@@ -81,7 +81,8 @@ impl GrantsFile {
         Ok(file)
     }
 
-    fn empty() -> GrantsFile {
+    /// A file with no grants.
+    pub fn empty() -> GrantsFile {
         GrantsFile {
             version: 1,
             plugins: BTreeMap::new(),

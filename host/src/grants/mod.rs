@@ -33,18 +33,13 @@ struct Cached {
 impl UserGrants {
     /// The grants file beside the configuration `config`, or grants held in memory only.
     pub fn beside(config: Option<&Path>) -> UserGrants {
-        let grants = UserGrants {
+        UserGrants {
             path: config.map(GrantsFile::path_beside),
             cached: Mutex::new(Cached {
                 seen: None,
-                grants: GrantsFile {
-                    version: 1,
-                    ..GrantsFile::default()
-                },
+                grants: GrantsFile::empty(),
             }),
-        };
-        grants.refresh();
-        grants
+        }
     }
 
     /// Where "always" is written, if anywhere.
@@ -54,7 +49,9 @@ impl UserGrants {
 
     /// Whether the user granted `capability` to `plugin` "always".
     pub fn allows(&self, plugin: &str, capability: &Capability) -> bool {
-        self.refresh().allows(plugin, capability)
+        let mut cached = self.lock();
+        self.refresh(&mut cached);
+        cached.grants.allows(plugin, capability)
     }
 
     /// Remembers "always": written to the file (read again first, so nothing another process
@@ -73,22 +70,20 @@ impl UserGrants {
         Ok(())
     }
 
-    /// The grants, read again if the file changed since. A file that cannot be believed grants
+    /// Reads the grants again if the file changed since. A file that cannot be believed grants
     /// nothing (said in the log).
-    fn refresh(&self) -> GrantsFile {
-        let mut cached = self.lock();
+    fn refresh(&self, cached: &mut Cached) {
         let Some(path) = &self.path else {
-            return cached.grants.clone();
+            return;
         };
         let now = stamp(path);
         if now != cached.seen || now.is_none() {
             cached.grants = GrantsFile::load(path).unwrap_or_else(|e| {
                 tracing::error!("no remembered grants are used: {e:#}");
-                GrantsFile::default()
+                GrantsFile::empty()
             });
             cached.seen = now;
         }
-        cached.grants.clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
