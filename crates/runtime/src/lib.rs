@@ -46,6 +46,7 @@ mod cache;
 mod call;
 mod engine;
 mod gate;
+pub mod generic;
 mod grant_ask;
 mod host_api;
 mod host_pattern;

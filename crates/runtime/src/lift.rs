@@ -70,7 +70,7 @@ thread_local! {
 }
 
 /// Charges `bytes` to the budget of the call being polled (none outside [`Budgeted`]).
-fn charge(bytes: u64) -> wasmtime::Result<()> {
+pub(crate) fn charge(bytes: u64) -> wasmtime::Result<()> {
     CURRENT.with(|current| match &*current.borrow() {
         Some(budget) => budget.charge(bytes),
         None => Ok(()),

@@ -9,6 +9,7 @@ use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, HasSelf, InstancePre, Linker, ResourceType};
 
 use super::bindings;
+use super::generic::docs::PackageDocs;
 use super::store::StoreState;
 use crate::{AccessMode, CompileCache, LoadError, PluginSpec, RootsAccess};
 
@@ -20,7 +21,7 @@ pub(super) fn prepare(
     name: &str,
     path: &std::path::Path,
     pinned: Option<[u8; 32]>,
-) -> Result<([u8; 32], InstancePre<StoreState>), LoadError> {
+) -> Result<Prepared, LoadError> {
     let wasm = std::fs::read(path).map_err(|source| LoadError::Read {
         plugin: name.to_string(),
         path: path.to_path_buf(),
@@ -47,7 +48,21 @@ pub(super) fn prepare(
         plugin: name.to_string(),
         source: e.into(),
     })?;
-    Ok((wasm_sha256, pre))
+    Ok(Prepared {
+        wasm_sha256,
+        pre,
+        docs: PackageDocs::read(&wasm),
+    })
+}
+
+/// A component read, checked, compiled and linked.
+pub(super) struct Prepared {
+    /// SHA-256 of the file.
+    pub wasm_sha256: [u8; 32],
+    /// Linked, ready to instantiate.
+    pub pre: InstancePre<StoreState>,
+    /// The WIT's doc comments, if the component carries them.
+    pub docs: Option<PackageDocs>,
 }
 
 /// Interface packages the linker provides. WASI's are matched by semver (a plugin built against

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::CallError;
+use crate::generic::{NameCollision, Skipped};
 
 /// An error from a lower layer (wasmtime, the compile cache), its causes kept as its sources.
 pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -58,17 +59,30 @@ pub enum LoadError {
         /// What the linker said.
         source: Cause,
     },
-    /// The component exports none of the `palisade:plugin` interfaces.
+    /// The component exports none of the `palisade:plugin` interfaces, nor any function a tool
+    /// can be made of.
     #[error(
-        "plugin `{plugin}`: {} exports none of the interfaces palisade:plugin/tools, resources, \
-         prompts or completion @0.1.0; build it against the WIT in wit/",
-        path.display()
+        "plugin `{plugin}`: {} exports no function a tool can be made of, and none of the \
+         interfaces palisade:plugin/tools, resources, prompts or completion @0.1.0 (build it \
+         against the WIT in wit/){}",
+        path.display(),
+        skipped.iter().map(|s| format!("\n  `{}` left out: {}", s.path, s.why)).collect::<String>()
     )]
     NoExports {
         /// The plugin's name.
         plugin: String,
         /// The component file.
         path: PathBuf,
+        /// The exported functions that could not be tools, and why.
+        skipped: Vec<Skipped>,
+    },
+    /// Two exported functions of a generic component would have the same tool name.
+    #[error("plugin `{plugin}`: {collision}; rename one of the exports")]
+    ToolNameCollision {
+        /// The plugin's name.
+        plugin: String,
+        /// The two functions and the name.
+        collision: NameCollision,
     },
     /// A directory grant reaches the compile cache, whose files the server runs as native code.
     #[error(

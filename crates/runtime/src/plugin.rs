@@ -24,7 +24,8 @@ use super::lift::{
     ResourceView, ToolView,
 };
 use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
-use super::link::prepare;
+use super::generic::{GenericFunc, GenericTools, ResultShape, abi, value};
+use super::link::{Prepared, prepare};
 use super::network::NetworkPolicy;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use super::store::StoreState;
@@ -81,6 +82,8 @@ pub struct Plugin {
     pub prompts: Vec<prompts::Prompt>,
     /// The prompts and templates whose arguments it completes.
     pub completable: Vec<completion::CompletionRef>,
+    /// For a component without `palisade:plugin` exports: the functions served as tools.
+    pub generic: Option<Arc<GenericTools>>,
     grants: Arc<Grants>,
     /// The granted directories, resolved once: the `file://` URIs this plugin may serve.
     file_dirs: Vec<std::path::PathBuf>,
@@ -168,7 +171,11 @@ impl Plugin {
         let name: Arc<str> = spec.name.as_str().into();
         // Reading, hashing, compiling and linking take milliseconds to seconds of CPU: off the
         // threads that serve requests (a reload happens while they serve).
-        let (wasm_sha256, pre) = {
+        let Prepared {
+            wasm_sha256,
+            pre,
+            docs,
+        } = {
             let (name, path, pinned) = (name.clone(), spec.path.clone(), spec.sha256);
             let (engine, cache) = (runtime.engine.clone(), runtime.cache.clone());
             tokio::task::spawn_blocking(move || prepare(&engine, &cache, &name, &path, pinned))
@@ -184,12 +191,32 @@ impl Plugin {
             completion: completion::GuestIndices::new(&pre).is_ok(),
         };
         let funcs = Funcs::of(pre.component(), exports);
-        if exports == Exports::default() {
-            return Err(LoadError::NoExports {
-                plugin: spec.name.clone(),
-                path: spec.path.clone(),
-            });
-        }
+        // A component without `palisade:plugin` exports: its functions are the tools.
+        let generic = if exports == Exports::default() {
+            let found = GenericTools::discover(&runtime.engine, pre.component(), docs.as_ref())
+                .map_err(|collision| LoadError::ToolNameCollision {
+                    plugin: spec.name.clone(),
+                    collision,
+                })?;
+            for skipped in &found.skipped {
+                tracing::info!(
+                    plugin = &*name,
+                    "`{}` is not served as a tool: {}",
+                    skipped.path,
+                    skipped.why
+                );
+            }
+            if found.funcs.is_empty() {
+                return Err(LoadError::NoExports {
+                    plugin: spec.name.clone(),
+                    path: spec.path.clone(),
+                    skipped: found.skipped,
+                });
+            }
+            Some(Arc::new(found))
+        } else {
+            None
+        };
         if let Some(dir) = spec.dirs.iter().find(|d| runtime.cache.overlaps(&d.host)) {
             return Err(LoadError::GrantReachesCache {
                 plugin: spec.name.clone(),
@@ -221,6 +248,7 @@ impl Plugin {
             templates: Vec::new(),
             prompts: Vec::new(),
             completable: Vec::new(),
+            generic,
             grants,
             file_dirs,
             gate,
@@ -236,7 +264,10 @@ impl Plugin {
                 plugin: plugin.name.to_string(),
                 why,
             })?;
-        plugin.tools = listing.tools;
+        plugin.tools = match &plugin.generic {
+            Some(generic) => generic.funcs.iter().map(GenericFunc::tool).collect(),
+            None => listing.tools,
+        };
         plugin.resources = listing.resources;
         plugin.templates = listing.templates;
         plugin.prompts = listing.prompts;
@@ -322,8 +353,67 @@ impl Plugin {
         arguments: String,
         call: CallContext,
     ) -> Result<tools::CallResult, CallError> {
+        if let Some(generic) = &self.generic {
+            return self.call_generic(generic, &name, &arguments, call).await;
+        }
         self.call_fallible::<_, CallResultView>(call, self.funcs.call_tool, (name, arguments))
             .await
+    }
+
+    /// Calls the exported function behind the tool `name` of a generic component.
+    async fn call_generic(
+        &self,
+        generic: &GenericTools,
+        name: &str,
+        arguments: &str,
+        call: CallContext,
+    ) -> Result<tools::CallResult, CallError> {
+        let plugin_error = |code, message: String| {
+            CallError::Plugin(types::PluginError {
+                code,
+                message,
+                data: None,
+            })
+        };
+        let func = generic.get(name).ok_or_else(|| {
+            plugin_error(types::ErrorCode::NotFound, format!("no tool `{name}`"))
+        })?;
+        let arguments: serde_json::Value = serde_json::from_str(arguments).map_err(|e| {
+            plugin_error(
+                types::ErrorCode::InvalidParams,
+                format!("the arguments are not JSON: {e}"),
+            )
+        })?;
+        let args = value::arguments(&func.signature.params, &arguments).map_err(|e| {
+            plugin_error(
+                types::ErrorCode::InvalidParams,
+                format!("invalid arguments for `{name}`: {e}"),
+            )
+        })?;
+        let (export, shape) = (func.export(), func.result_shape);
+        let result = self
+            .run(call, async move |store, instance| {
+                let args = abi::Args(args);
+                Ok(match shape {
+                    ResultShape::None => {
+                        let typed = instance.get_typed_func::<abi::Args, ()>(&mut *store, export)?;
+                        typed.call_async(&mut *store, args).await?;
+                        None
+                    }
+                    ResultShape::Flat => {
+                        let typed = instance
+                            .get_typed_func::<abi::Args, (abi::FlatAnswer,)>(&mut *store, export)?;
+                        Some(typed.call_async(&mut *store, args).await?.0.0)
+                    }
+                    ResultShape::Memory => {
+                        let typed = instance
+                            .get_typed_func::<abi::Args, (abi::Answer,)>(&mut *store, export)?;
+                        Some(typed.call_async(&mut *store, args).await?.0.0)
+                    }
+                })
+            })
+            .await?;
+        Ok(func.render(result))
     }
 
     /// Lists the resources with fixed URIs, as they are now.
