@@ -52,7 +52,8 @@ build_rust() {
     cargo build --manifest-path "$plugins_dir/Cargo.toml" --release --target "$target"
     for manifest in "$plugins_dir"/*/Cargo.toml "$plugins_dir"/fixtures/*/Cargo.toml; do
         name="$(basename "$(dirname "$manifest")")"
-        cp "$plugins_dir/target/$target/release/$name.wasm" "$out_dir/$name.wasm"
+        # cargo names the library with `_` where the package has `-`.
+        cp "$plugins_dir/target/$target/release/${name//-/_}.wasm" "$out_dir/$name.wasm"
         check_component "$out_dir/$name.wasm"
     done
 }

@@ -69,14 +69,17 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
         l.calls_per_minute_per_client,
         l.concurrent_calls
     )?;
+    let contract = ty
+        .exports(&runtime.engine)
+        .any(|(name, _)| name.starts_with("palisade:plugin/"));
     writeln!(out, "\nexports:")?;
     for (name, _) in ty.exports(&runtime.engine) {
         // Toolchains add exports of their own (componentize-py exports `exports` with its build-time
-        // `init`); the host never calls them.
-        let note = if name.starts_with("palisade:plugin/") {
-            ""
-        } else {
+        // `init`); the host never calls them. Without the contract, every function is a tool.
+        let note = if contract && !name.starts_with("palisade:plugin/") {
             " (not part of the contract: never called)"
+        } else {
+            ""
         };
         writeln!(out, "  {name}{note}")?;
     }
@@ -87,11 +90,18 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
     match crate::setup::load_plugin(runtime, &config).await {
         Ok(plugin) => {
             let e = plugin.exports;
-            writeln!(
-                out,
-                "\nprovides: tools={} resources={} prompts={} completion={}",
-                e.tools, e.resources, e.prompts, e.completion
-            )?;
+            match &plugin.generic {
+                Some(_) => writeln!(
+                    out,
+                    "\nprovides: tools, one per exported function (a generic component: it \
+                     exports no palisade:plugin interface)"
+                )?,
+                None => writeln!(
+                    out,
+                    "\nprovides: tools={} resources={} prompts={} completion={}",
+                    e.tools, e.resources, e.prompts, e.completion
+                )?,
+            }
             writeln!(out, "\ntools ({}):", plugin.tools.len())?;
             for tool in &plugin.tools {
                 writeln!(
@@ -100,8 +110,20 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
                     tool.name,
                     tool.description.as_deref().unwrap_or("(no description)")
                 )?;
+                if let Some(func) = plugin.generic.as_ref().and_then(|g| g.get(&tool.name)) {
+                    writeln!(out, "    from: {}", func.path())?;
+                }
                 writeln!(out, "    input schema: {}", tool.input_schema)?;
+                if let Some(output) = &tool.output_schema {
+                    writeln!(out, "    output schema: {output}")?;
+                }
                 describe_header_params(&mut out, &tool.input_schema)?;
+            }
+            if let Some(generic) = &plugin.generic {
+                writeln!(out, "\nfunctions left out ({}):", generic.skipped.len())?;
+                for skipped in &generic.skipped {
+                    writeln!(out, "  {}: {}", skipped.path, skipped.why)?;
+                }
             }
             writeln!(out, "\nresources ({}):", plugin.resources.len())?;
             for r in &plugin.resources {

@@ -41,6 +41,7 @@ const BUILD_HINT: &str = "run ./dev test (it builds the host and the plugins)";
 
 mod cli;
 mod clients;
+mod components;
 mod http;
 mod paths;
 mod resources;
@@ -52,6 +53,7 @@ mod stdio;
 
 pub use cli::*;
 pub use clients::*;
+pub use components::*;
 pub use http::*;
 pub use paths::*;
 pub use resources::*;

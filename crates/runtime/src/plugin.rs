@@ -17,6 +17,7 @@ use super::Runtime;
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::call::CallContext;
 use super::gate::Gate;
+use super::generic::{GenericFunc, GenericTools, ResultShape, abi, value};
 use super::grant_ask::{CallAsks, CallClock};
 use super::lift::{
     Budgeted, CallResultView, CompletionRefView, CompletionResultView, IntoOwned, LiftBudget, Many,
@@ -24,7 +25,6 @@ use super::lift::{
     ResourceView, ToolView,
 };
 use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
-use super::generic::{GenericFunc, GenericTools, ResultShape, abi, value};
 use super::link::{Prepared, prepare};
 use super::network::NetworkPolicy;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
@@ -375,9 +375,9 @@ impl Plugin {
                 data: None,
             })
         };
-        let func = generic.get(name).ok_or_else(|| {
-            plugin_error(types::ErrorCode::NotFound, format!("no tool `{name}`"))
-        })?;
+        let func = generic
+            .get(name)
+            .ok_or_else(|| plugin_error(types::ErrorCode::NotFound, format!("no tool `{name}`")))?;
         let arguments: serde_json::Value = serde_json::from_str(arguments).map_err(|e| {
             plugin_error(
                 types::ErrorCode::InvalidParams,
@@ -387,7 +387,7 @@ impl Plugin {
         let args = value::arguments(&func.signature.params, &arguments).map_err(|e| {
             plugin_error(
                 types::ErrorCode::InvalidParams,
-                format!("invalid arguments for `{name}`: {e}"),
+                format!("invalid arguments: {e}"),
             )
         })?;
         let (export, shape) = (func.export(), func.result_shape);
@@ -396,7 +396,8 @@ impl Plugin {
                 let args = abi::Args(args);
                 Ok(match shape {
                     ResultShape::None => {
-                        let typed = instance.get_typed_func::<abi::Args, ()>(&mut *store, export)?;
+                        let typed =
+                            instance.get_typed_func::<abi::Args, ()>(&mut *store, export)?;
                         typed.call_async(&mut *store, args).await?;
                         None
                     }

@@ -260,6 +260,9 @@ fn plugin_tools(
         let policy = config.tools.get(&tool.name);
         if let Some(policy) = policy {
             apply_overrides(&mut tool, &policy.annotations);
+            if let Some(description) = &policy.description {
+                tool.description = Some(description.clone());
+            }
         }
         let entry = match tools::catalog_tool(Backend::Plugin(plugin.clone()), tool, &public_name) {
             Ok(mut entry) => {

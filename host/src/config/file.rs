@@ -241,6 +241,8 @@ pub struct ToolSection {
     /// Replaces the plugin's own annotations, field by field.
     #[serde(default)]
     pub annotations: AnnotationOverrides,
+    /// Replaces the plugin's own description of the tool.
+    pub description: Option<String>,
 }
 
 /// `[plugins.NAME.limits]`; anything left out takes the default of [`Limits`](crate::runtime::Limits).

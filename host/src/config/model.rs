@@ -125,6 +125,8 @@ pub struct ToolPolicy {
     pub confirm: bool,
     /// Annotations that replace the plugin's own.
     pub annotations: AnnotationOverrides,
+    /// A description that replaces the plugin's own.
+    pub description: Option<String>,
 }
 
 /// One plugin, as the server will serve it: what the runtime loads, and how the catalog names

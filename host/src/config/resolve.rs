@@ -263,6 +263,7 @@ fn resolve_plugin(
                 ToolPolicy {
                     confirm: t.confirm,
                     annotations: t.annotations,
+                    description: t.description,
                 },
             )
         })

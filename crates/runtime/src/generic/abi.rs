@@ -319,14 +319,12 @@ fn lower_flat<T>(
 ) -> Result<()> {
     match (ty, value) {
         (InterfaceType::Bool, Value::Bool(b)) => out.push((Flat::I32, u64::from(*b))),
-        (
-            InterfaceType::S8 | InterfaceType::S16 | InterfaceType::S32,
-            Value::Signed(n),
-        ) => out.push((Flat::I32, u64::from(*n as i32 as u32))),
-        (
-            InterfaceType::U8 | InterfaceType::U16 | InterfaceType::U32,
-            Value::Unsigned(n),
-        ) => out.push((Flat::I32, u64::from(*n as u32))),
+        (InterfaceType::S8 | InterfaceType::S16 | InterfaceType::S32, Value::Signed(n)) => {
+            out.push((Flat::I32, u64::from(*n as i32 as u32)))
+        }
+        (InterfaceType::U8 | InterfaceType::U16 | InterfaceType::U32, Value::Unsigned(n)) => {
+            out.push((Flat::I32, u64::from(*n as u32)))
+        }
         (InterfaceType::S64, Value::Signed(n)) => out.push((Flat::I64, *n as u64)),
         (InterfaceType::U64, Value::Unsigned(n)) => out.push((Flat::I64, *n)),
         (InterfaceType::Float32, Value::F32(n)) => out.push((Flat::F32, u64::from(n.to_bits()))),
@@ -508,9 +506,7 @@ fn store<T>(
         (InterfaceType::U64, Value::Unsigned(n)) => write(cx, offset, &n.to_le_bytes()),
         (InterfaceType::Float32, Value::F32(n)) => write(cx, offset, &n.to_bits().to_le_bytes()),
         (InterfaceType::Float64, Value::F64(n)) => write(cx, offset, &n.to_bits().to_le_bytes()),
-        (InterfaceType::Char, Value::Char(c)) => {
-            write(cx, offset, &u32::from(*c).to_le_bytes())
-        }
+        (InterfaceType::Char, Value::Char(c)) => write(cx, offset, &u32::from(*c).to_le_bytes()),
         (InterfaceType::String, Value::String(s)) => {
             let (ptr, len) = lower_string(cx, s)?;
             write_pair(cx, offset, ptr, len)
@@ -629,7 +625,12 @@ fn load(cx: &mut LiftContext<'_>, ty: InterfaceType, offset: usize) -> Result<Va
             let (ptr, len) = (read_u32(memory, offset)?, read_u32(memory, offset + 4)?);
             let (ptr, len) = (ptr as usize, u64::from(len));
             let abi = types.canonical_abi(&element).clone();
-            check_range(memory, ptr, abi.align32, len.saturating_mul(u64::from(abi.size32)))?;
+            check_range(
+                memory,
+                ptr,
+                abi.align32,
+                len.saturating_mul(u64::from(abi.size32)),
+            )?;
             if element == InterfaceType::U8 {
                 charge(len)?;
                 Value::Bytes(memory[ptr..ptr + len as usize].to_vec())
@@ -689,7 +690,10 @@ fn load(cx: &mut LiftContext<'_>, ty: InterfaceType, offset: usize) -> Result<Va
                 _ => read_u32(memory, offset)?,
             };
             let payload = payloads.get(case as usize).ok_or_else(|| {
-                format_err!("the plugin returned case {case} of a type with {}", payloads.len())
+                format_err!(
+                    "the plugin returned case {case} of a type with {}",
+                    payloads.len()
+                )
             })?;
             let payload = match payload {
                 Some(payload_ty) => {

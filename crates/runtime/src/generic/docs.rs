@@ -66,7 +66,9 @@ pub fn param_docs(doc: &str) -> Vec<(String, String)> {
                 let (name, text) = rest.trim().split_once(char::is_whitespace)?;
                 return Some((name.to_string(), text.trim().to_string()));
             }
-            let rest = line.strip_prefix("- ").or_else(|| line.strip_prefix("* "))?;
+            let rest = line
+                .strip_prefix("- ")
+                .or_else(|| line.strip_prefix("* "))?;
             let rest = rest.trim_start().strip_prefix('`')?;
             let (name, text) = rest.split_once('`')?;
             let text = text.trim_start().strip_prefix([':', '-'])?.trim();
@@ -130,7 +132,10 @@ mod tests {
         let mut payload = vec![1];
         payload.extend_from_slice(json);
         let docs = PackageDocs::read(&with_section("package-docs", &payload)).unwrap();
-        assert_eq!(docs.function(None, "greet").as_deref(), Some("Greets someone."));
+        assert_eq!(
+            docs.function(None, "greet").as_deref(),
+            Some("Greets someone.")
+        );
         assert_eq!(
             docs.function(Some("numbers"), "add-u8").as_deref(),
             Some("Adds two u8s.")

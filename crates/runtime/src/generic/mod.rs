@@ -112,7 +112,11 @@ impl GenericTools {
             found.visit(engine, component, docs, &at, name, export, item.ty);
         }
         found.funcs.sort_by(|a, b| a.tool_name.cmp(&b.tool_name));
-        if let Some(pair) = found.funcs.windows(2).find(|w| w[0].tool_name == w[1].tool_name) {
+        if let Some(pair) = found
+            .funcs
+            .windows(2)
+            .find(|w| w[0].tool_name == w[1].tool_name)
+        {
             return Err(NameCollision {
                 name: pair[0].tool_name.clone(),
                 first: pair[0].path(),
@@ -150,7 +154,15 @@ impl GenericTools {
                     let Some(index) = component.get_export_index(Some(&export), inner_name) else {
                         continue;
                     };
-                    self.visit(engine, component, docs, &inner, inner_name, index, inner_item.ty);
+                    self.visit(
+                        engine,
+                        component,
+                        docs,
+                        &inner,
+                        inner_name,
+                        index,
+                        inner_item.ty,
+                    );
                 }
             }
             // Types, resources, core modules and components are not functions.
@@ -274,9 +286,7 @@ impl GenericFunc {
             output_schema: schema::output(&self.signature).map(|s| s.to_string()),
             annotations: None,
             icons: Vec::new(),
-            meta: Some(
-                serde_json::json!({"palisade/export": self.path()}).to_string(),
-            ),
+            meta: Some(serde_json::json!({"palisade/export": self.path()}).to_string()),
         }
     }
 
@@ -407,7 +417,10 @@ mod tests {
         assert!(name.starts_with("iface_xxx"));
         // Deterministic, and different for a different function of the same prefix.
         assert_eq!(name, tool_name(&["pkg:a/iface".into()], &long));
-        assert_ne!(name, tool_name(&["pkg:a/iface".into()], &format!("{long}y")));
+        assert_ne!(
+            name,
+            tool_name(&["pkg:a/iface".into()], &format!("{long}y"))
+        );
     }
 
     #[test]

@@ -81,7 +81,12 @@ pub fn arguments(params: &[(String, WitType)], args: &Json) -> Result<Vec<Value>
 }
 
 /// The field `name` of `object` (a parameter or a record field): an `option` may be missing.
-fn field(object: &Map<String, Json>, name: &str, ty: &WitType, path: &str) -> Result<Value, ArgumentError> {
+fn field(
+    object: &Map<String, Json>,
+    name: &str,
+    ty: &WitType,
+    path: &str,
+) -> Result<Value, ArgumentError> {
     match object.get(name) {
         Some(json) => from_json(ty, json, path),
         None if matches!(ty, WitType::Option(_)) => Ok(Value::Case(0, None)),
@@ -203,7 +208,9 @@ pub fn from_json(ty: &WitType, json: &Json, path: &str) -> Result<Value, Argumen
                 (None, None) => None,
                 (Some(ty), Some(json)) => Some(Box::new(from_json(ty, json, &at)?)),
                 (None, Some(_)) => {
-                    return Err(problem(format!("case `{name}` takes no payload: give \"{name}\"")));
+                    return Err(problem(format!(
+                        "case `{name}` takes no payload: give \"{name}\""
+                    )));
                 }
                 (Some(ty), None) => {
                     return Err(problem(format!(
@@ -296,7 +303,10 @@ pub fn to_json(ty: &WitType, value: &Value) -> Json {
 /// The cases of a variant or result, with their payload types.
 pub fn cases(ty: &WitType) -> Vec<(&str, Option<&WitType>)> {
     match ty {
-        WitType::Variant(cases) => cases.iter().map(|(n, t)| (n.as_str(), t.as_ref())).collect(),
+        WitType::Variant(cases) => cases
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_ref()))
+            .collect(),
         WitType::Result { ok, err } => vec![("ok", ok.as_deref()), ("err", err.as_deref())],
         _ => Vec::new(),
     }

@@ -1,0 +1,406 @@
+//! Components that do not export `palisade:plugin`: every exported function is a tool, with
+//! schemas from its WIT types, a description from the WIT's docs, arguments converted from JSON
+//! and results rendered back, under the same limits as any plugin.
+//!
+//! `generic-types` (plugins/fixtures/generic-types: Rust and wit-bindgen alone) has every WIT
+//! type in an argument or a result; `generic-hostile` (tests/fixtures/generic-hostile.wat) is
+//! written by hand to return what no toolchain would.
+
+use std::path::Path;
+
+use palisade_tests::*;
+use serde_json::{Value, json};
+
+/// A server with the plugin at `path` under the name `gen` (so its tools are `gen_...`), and
+/// `extra` appended to its section.
+fn serve(dir: &Path, path: &Path, extra: &str) -> Server {
+    let config = config_file(
+        dir,
+        &format!(
+            "[plugins.gen]\npath = {}\n{extra}\n",
+            toml_str(&path_str(path))
+        ),
+    );
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    s
+}
+
+fn tool<'a>(tools: &'a [Value], name: &str) -> &'a Value {
+    tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {:?}", tool_names(tools)))
+}
+
+#[test]
+fn every_exported_function_is_a_tool_with_exact_schemas_and_its_docs() {
+    let dir = tempdir();
+    let with_docs = with_package_docs(
+        dir.path(),
+        "generic-types",
+        "plugins/fixtures/generic-types/wit",
+    );
+    let mut s = serve(dir.path(), &with_docs, "");
+    let (tools, _) = s.list_all_tools();
+    assert_eq!(
+        tool_names(&tools),
+        [
+            "gen_greet",
+            "gen_numbers_add-u8",
+            "gen_numbers_divide",
+            "gen_numbers_extremes",
+            "gen_numbers_half",
+            "gen_numbers_negate",
+            "gen_numbers_not-a-number",
+            "gen_numbers_sum-all",
+            "gen_shapes_bump-all",
+            "gen_shapes_check-name",
+            "gen_shapes_describe",
+            "gen_shapes_double-maybe",
+            "gen_shapes_first-char",
+            "gen_shapes_invert",
+            "gen_shapes_is-even",
+            "gen_shapes_next-color",
+            "gen_shapes_nothing",
+            "gen_shapes_perm-names",
+            "gen_shapes_repeat",
+            "gen_shapes_reverse-bytes",
+            "gen_shapes_shift",
+            "gen_shapes_swap",
+        ],
+        "the resource's constructor and method and the function taking a resource are left out"
+    );
+    // Every schema is a valid JSON Schema (2020-12), input and output.
+    for t in &tools {
+        for key in ["inputSchema", "outputSchema"] {
+            if let Some(schema) = t.get(key) {
+                assert!(
+                    jsonschema::meta::is_valid(schema),
+                    "{} {key} is not a valid schema: {schema}",
+                    t["name"]
+                );
+            }
+        }
+    }
+    // Descriptions from the WIT's doc comments, parameters described from `- `x`:` and
+    // `@param` lines.
+    assert_eq!(
+        tool(&tools, "gen_greet")["description"],
+        "Greets someone by name."
+    );
+    let sum = tool(&tools, "gen_numbers_sum-all");
+    assert_eq!(
+        sum["inputSchema"]["properties"]["a"]["description"],
+        "a signed byte"
+    );
+    let shift = tool(&tools, "gen_shapes_shift");
+    assert_eq!(
+        shift["inputSchema"]["properties"]["p"]["description"],
+        "the point to move"
+    );
+    assert_eq!(
+        shift["_meta"]["palisade/export"],
+        "test:generic/shapes@0.1.0#shift"
+    );
+    // Integers with the range of their width.
+    let ranges: Vec<(String, Value, Value)> = sum["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["minimum"].clone(), v["maximum"].clone()))
+        .collect();
+    assert_eq!(
+        ranges,
+        [
+            ("a".into(), json!(-128), json!(127)),
+            ("b".into(), json!(0), json!(65535)),
+            ("c".into(), json!(-32768), json!(32767)),
+            ("d".into(), json!(0), json!(4294967295u64)),
+            ("e".into(), json!(-2147483648i64), json!(2147483647)),
+            ("f".into(), json!(0), json!(u64::MAX)),
+            ("g".into(), json!(i64::MIN), json!(i64::MAX)),
+        ]
+    );
+    // A record: required only where not an option; as a result, the record is the structured
+    // content and every field is there.
+    let point_in = &shift["inputSchema"]["properties"]["p"];
+    assert_eq!(point_in["required"], json!(["x", "y"]));
+    assert_eq!(
+        shift["outputSchema"]["required"],
+        json!(["x", "y", "label"])
+    );
+    let describe = tool(&tools, "gen_shapes_describe");
+    assert_eq!(
+        describe["inputSchema"]["properties"]["c"],
+        json!({"type": "string", "enum": ["red", "green", "blue"]})
+    );
+    assert_eq!(
+        describe["inputSchema"]["properties"]["s"]["oneOf"][3],
+        json!({"const": "dot"})
+    );
+    let flags = &tool(&tools, "gen_shapes_invert")["inputSchema"]["properties"]["p"];
+    assert_eq!(flags["uniqueItems"], true);
+    assert_eq!(flags["items"]["enum"], json!(["read", "write", "exec"]));
+    let swap = &tool(&tools, "gen_shapes_swap")["inputSchema"]["properties"]["t"];
+    assert_eq!(swap["prefixItems"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        (swap["minItems"].clone(), swap["maxItems"].clone()),
+        (json!(2), json!(2))
+    );
+    assert_eq!(
+        tool(&tools, "gen_shapes_reverse-bytes")["inputSchema"]["properties"]["data"],
+        json!({"type": "string", "contentEncoding": "base64"})
+    );
+    // `result<_, _>` without an ok payload, and no result: no output schema.
+    assert!(
+        tool(&tools, "gen_shapes_is-even")
+            .get("outputSchema")
+            .is_none()
+    );
+    assert!(
+        tool(&tools, "gen_shapes_nothing")
+            .get("outputSchema")
+            .is_none()
+    );
+}
+
+#[test]
+fn without_docs_a_description_names_the_interface_and_function() {
+    let dir = tempdir();
+    let mut s = serve(dir.path(), &plugin_path("generic-types"), "");
+    let (tools, _) = s.list_all_tools();
+    assert_eq!(
+        tool(&tools, "gen_numbers_add-u8")["description"],
+        "`add-u8` from the interface `test:generic/numbers@0.1.0`."
+    );
+    assert_eq!(
+        tool(&tools, "gen_greet")["description"],
+        "`greet`, exported by the component."
+    );
+}
+
+#[test]
+fn every_type_goes_in_and_comes_back() {
+    let dir = tempdir();
+    let mut s = serve(dir.path(), &plugin_path("generic-types"), "");
+    let cases: Vec<(&str, Value, Value)> = vec![
+        ("greet", json!({"name": "Ann"}), json!("Hello, Ann!")),
+        ("numbers_add-u8", json!({"a": 200, "b": 100}), json!(44)),
+        (
+            "numbers_negate",
+            json!({"x": -9_007_199_254_740_993i64}),
+            json!(9_007_199_254_740_993i64),
+        ),
+        (
+            "numbers_sum-all",
+            json!({"a": -1, "b": 2, "c": -3, "d": 4, "e": -5, "f": 6, "g": -7}),
+            json!(-4.0),
+        ),
+        ("numbers_half", json!({"x": 3}), json!(1.5)),
+        ("numbers_extremes", json!({}), json!([u64::MAX, i64::MIN])),
+        ("numbers_divide", json!({"a": 7, "b": 2}), json!(3)),
+        ("numbers_not-a-number", json!({}), Value::Null),
+        (
+            "shapes_describe",
+            json!({"s": {"labelled": {"x": 1, "y": 2, "label": "home"}}, "c": "green"}),
+            json!("green point (1, 2) labelled home"),
+        ),
+        (
+            "shapes_describe",
+            json!({"s": {"rect": [2.0, 3.5]}, "c": "blue"}),
+            json!("blue 2x3.5 rectangle"),
+        ),
+        (
+            "shapes_describe",
+            json!({"s": "dot", "c": "red"}),
+            json!("red dot"),
+        ),
+        (
+            "shapes_perm-names",
+            json!({"p": ["exec", "read"]}),
+            json!(["read", "exec"]),
+        ),
+        (
+            "shapes_invert",
+            json!({"p": ["write"]}),
+            json!(["read", "exec"]),
+        ),
+        (
+            "shapes_invert",
+            json!({"p": []}),
+            json!(["read", "write", "exec"]),
+        ),
+        ("shapes_first-char", json!({"s": "éa"}), json!("é")),
+        ("shapes_first-char", json!({"s": ""}), Value::Null),
+        (
+            "shapes_reverse-bytes",
+            json!({"data": "AQID"}),
+            json!("AwIB"),
+        ),
+        ("shapes_swap", json!({"t": ["x", 5]}), json!([5, "x"])),
+        (
+            "shapes_repeat",
+            json!({"s": "ab", "n": 3}),
+            json!(["ab", "ab", "ab"]),
+        ),
+        (
+            "shapes_bump-all",
+            json!({"points": [{"x": 1, "y": 1}, {"x": 2, "y": 3, "label": "q"}]}),
+            json!([{"x": 2, "y": 2, "label": null}, {"x": 3, "y": 4, "label": "q"}]),
+        ),
+        ("shapes_check-name", json!({"name": "bob"}), json!(3)),
+        ("shapes_next-color", json!({"c": "blue"}), json!("red")),
+        ("shapes_double-maybe", json!({"n": 21}), json!(42)),
+        ("shapes_double-maybe", json!({}), Value::Null),
+        ("shapes_double-maybe", json!({"n": null}), Value::Null),
+    ];
+    for (name, arguments, expected) in cases {
+        let result = s.call_tool(&format!("gen_{name}"), arguments.clone());
+        assert!(!is_tool_error(&result), "{name} {arguments}: {result}");
+        assert_eq!(
+            result["structuredContent"],
+            json!({"result": expected}),
+            "{name} {arguments}"
+        );
+        // The text is the string itself, or the JSON of anything else.
+        let text = match &expected {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        assert_eq!(tool_text(&result), text, "{name} {arguments}");
+    }
+    // A record result is the structured content itself.
+    let shifted = s.call_tool("gen_shapes_shift", json!({"p": {"x": 1, "y": 2}, "dx": 5}));
+    assert_eq!(
+        shifted["structuredContent"],
+        json!({"x": 6, "y": 2, "label": null})
+    );
+    // No result: an empty content list.
+    let nothing = s.call_tool("gen_shapes_nothing", json!({"n": 1}));
+    assert_eq!(nothing["content"], json!([]));
+    assert!(!is_tool_error(&nothing));
+}
+
+#[test]
+fn err_results_are_tool_errors() {
+    let dir = tempdir();
+    let mut s = serve(dir.path(), &plugin_path("generic-types"), "");
+    let divide = s.call_tool("gen_numbers_divide", json!({"a": 7, "b": 0}));
+    assert_eq!(error_text(&divide, "cannot divide"), "cannot divide 7 by 0");
+    assert!(divide.get("structuredContent").is_none(), "{divide}");
+    let name = s.call_tool("gen_shapes_check-name", json!({"name": "far too long"}));
+    assert_eq!(error_text(&name, "too-long"), "too-long");
+    let odd = s.call_tool("gen_shapes_is-even", json!({"n": 3}));
+    error_text(&odd, "test:generic/shapes@0.1.0#is-even` failed");
+    let even = s.call_tool("gen_shapes_is-even", json!({"n": 4}));
+    assert!(!is_tool_error(&even), "{even}");
+}
+
+#[test]
+fn arguments_that_do_not_fit_are_refused_naming_the_argument() {
+    let dir = tempdir();
+    let mut s = serve(dir.path(), &plugin_path("generic-types"), "");
+    let refused: Vec<(&str, Value, &str)> = vec![
+        // By the schema, before the plugin runs.
+        ("numbers_add-u8", json!({"a": 256, "b": 1}), "/a"),
+        ("numbers_add-u8", json!({"a": -1, "b": 1}), "/a"),
+        ("numbers_add-u8", json!({"a": 1.5, "b": 1}), "/a"),
+        (
+            "numbers_add-u8",
+            json!({"a": 1}),
+            "\"b\" is a required property",
+        ),
+        (
+            "numbers_add-u8",
+            json!({"a": 1, "b": 2, "c": 3}),
+            "Additional properties",
+        ),
+        ("shapes_first-char", json!({"s": 5}), "/s"),
+        (
+            "shapes_shift",
+            json!({"p": {"x": "1", "y": 2}, "dx": 1}),
+            "/p/x",
+        ),
+        (
+            "shapes_shift",
+            json!({"p": {"x": 1, "y": 2, "z": 0}, "dx": 1}),
+            "/p",
+        ),
+        ("shapes_describe", json!({"s": "square", "c": "red"}), "/s"),
+        (
+            "shapes_describe",
+            json!({"s": {"circle": 1, "dot": 2}, "c": "red"}),
+            "/s",
+        ),
+        ("shapes_describe", json!({"s": "dot", "c": "purple"}), "/c"),
+        ("shapes_invert", json!({"p": ["read", "read"]}), "/p"),
+        ("shapes_invert", json!({"p": ["fly"]}), "/p/0"),
+        ("shapes_swap", json!({"t": ["x"]}), "/t"),
+        ("shapes_swap", json!({"t": ["x", 1, 2]}), "/t"),
+        (
+            "shapes_bump-all",
+            json!({"points": [{"x": 1, "y": 1}, {"y": 1}]}),
+            "/points/1",
+        ),
+        // By the conversion, for what a schema cannot say.
+        (
+            "shapes_reverse-bytes",
+            json!({"data": "not base64!"}),
+            "argument `data`: expected base64",
+        ),
+        (
+            "numbers_half",
+            json!({"x": 1e39}),
+            "argument `x`: expected a number within f32's range",
+        ),
+    ];
+    for (name, arguments, needle) in refused {
+        let result = s.call_tool(&format!("gen_{name}"), arguments.clone());
+        let text = error_text(&result, "invalid arguments");
+        assert!(text.contains(needle), "{name} {arguments}: {text}");
+    }
+}
+
+#[test]
+fn what_a_hostile_component_returns_is_bounded_and_checked() {
+    let dir = tempdir();
+    let hostile = wat_component(dir.path(), "generic-hostile");
+    // 1 MiB of output: the bomb's first string is 1 MiB, and 65536 of them would be 64 GiB.
+    let mut s = serve(
+        dir.path(),
+        &hostile,
+        "[plugins.gen.limits]\noutput_kib = 1024\n",
+    );
+    let (tools, _) = s.list_all_tools();
+    assert_eq!(
+        tool_names(&tools),
+        [
+            "gen_add",
+            "gen_bomb",
+            "gen_far",
+            "gen_not-a-char",
+            "gen_shout",
+            "gen_wild"
+        ]
+    );
+    let honest = |s: &mut Server| {
+        let sum = s.call_tool("gen_add", json!({"a": 3, "b": 4}));
+        assert_eq!(sum["structuredContent"], json!({"result": 7}), "{sum}");
+    };
+    honest(&mut s);
+    let shout = s.call_tool("gen_shout", json!({"s": "quiet please"}));
+    assert_eq!(tool_text(&shout), "QUIET PLEASE");
+    let bomb = s.call_tool("gen_bomb", json!({}));
+    error_text(&bomb, "output limit");
+    honest(&mut s);
+    for (name, needle) in [
+        ("gen_wild", "out of bounds"),
+        ("gen_far", "out of bounds"),
+        ("gen_not-a-char", "invalid char"),
+    ] {
+        let result = s.call_tool(name, json!({}));
+        error_text(&result, needle);
+        honest(&mut s);
+    }
+}
