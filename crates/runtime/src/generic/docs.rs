@@ -113,14 +113,15 @@ fn leb_u32(bytes: &[u8]) -> Option<(u32, &[u8])> {
 mod tests {
     use super::*;
 
-    /// A component of only a custom section.
+    /// A component of only a custom section (name and payload under 16 KiB).
     fn with_section(name: &str, payload: &[u8]) -> Vec<u8> {
         let mut body = vec![name.len() as u8];
         body.extend_from_slice(name.as_bytes());
         body.extend_from_slice(payload);
         let mut wasm = b"\0asm\x0d\0\x01\0".to_vec();
         wasm.push(0);
-        wasm.push(body.len() as u8);
+        let len = body.len();
+        wasm.extend([(len & 0x7f) as u8 | 0x80, (len >> 7) as u8]);
         wasm.extend(body);
         wasm
     }
