@@ -404,3 +404,140 @@ fn what_a_hostile_component_returns_is_bounded_and_checked() {
         honest(&mut s);
     }
 }
+
+#[test]
+fn two_functions_with_one_tool_name_refuse_the_plugin_naming_both() {
+    let dir = tempdir();
+    let colliding = wat_component(dir.path(), "generic-collision");
+    let out = assert_serve_refused(
+        &["--no-watch", "--plugin", &path_str(&colliding)],
+        "would both be the tool `util_f`",
+    );
+    let stderr = out.stderr;
+    assert!(
+        stderr.contains("`x:one/util#f`") && stderr.contains("`y:two/util#f`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn wasi_config_in_both_versions_and_a_granted_host() {
+    let dir = tempdir();
+    let port = local_http_server("sunny");
+    let other = local_http_server("not for this plugin");
+    let grant = format!(
+        "network = [\"http://127.0.0.1:{port}\"]\n\n[plugins.gen.config]\ngreeting = \"Howdy\"\n\
+         api-url = \"http://127.0.0.1:{port}\"\ntoken = {{ from_host = \"PALISADE_TEST_CONFIG_TOKEN\" }}\n"
+    );
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.gen]\npath = {}\n{grant}",
+            toml_str(&plugin_arg("generic-service"))
+        ),
+    );
+    let mut s = Server::builder()
+        .args(["--no-watch", "--config", &path_str(&config)])
+        .env("PALISADE_TEST_CONFIG_TOKEN", "t0ken")
+        .start();
+    s.initialize(LATEST_VERSION);
+    // 0.2.0-draft and 0.2.0-rc.1: the same values through either.
+    let greet = s.call_tool("gen_greet", json!({"name": "Ann"}));
+    assert_eq!(tool_text(&greet), "Howdy, Ann!");
+    let token = s.call_tool("gen_setting", json!({"key": "token"}));
+    assert_eq!(token["structuredContent"], json!({"result": "t0ken"}));
+    let missing = s.call_tool("gen_setting", json!({"key": "nope"}));
+    assert_eq!(missing["structuredContent"], json!({"result": null}));
+    let all = s.call_tool("gen_settings", json!({}));
+    assert_eq!(
+        all["structuredContent"]["result"],
+        json!([
+            ["api-url", format!("http://127.0.0.1:{port}")],
+            ["greeting", "Howdy"],
+            ["token", "t0ken"]
+        ])
+    );
+    let fetched = s.call_tool("gen_fetch", json!({"path": "/weather"}));
+    assert_eq!(tool_text(&fetched), "200 sunny");
+    drop(s);
+
+    // No config and no grant: an empty store, and the host is refused.
+    let bare = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.gen]\npath = {}\n\n[plugins.gen.config]\napi-url = \"http://127.0.0.1:{other}\"\n",
+            toml_str(&plugin_arg("generic-service"))
+        ),
+    );
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&bare)]);
+    s.initialize(LATEST_VERSION);
+    let greet = s.call_tool("gen_greet", json!({"name": "Ann"}));
+    assert_eq!(
+        error_text(&greet, "greeting"),
+        "no `greeting` is configured"
+    );
+    let refused = s.call_tool("gen_fetch", json!({"path": "/"}));
+    let text = error_text(&refused, "HttpRequestDenied");
+    assert!(!text.contains("not for this plugin"), "{text}");
+}
+
+#[test]
+fn per_function_settings_apply_as_to_any_tool() {
+    let dir = tempdir();
+    let mut s = serve(
+        dir.path(),
+        &plugin_path("generic-types"),
+        "[plugins.gen.tools.greet]\ndescription = \"Says hello.\"\nconfirm = true\n\
+         [plugins.gen.tools.greet.annotations]\nreadOnlyHint = true\ntitle = \"Greeter\"\n",
+    );
+    let (tools, _) = s.list_all_tools();
+    let greet = tool(&tools, "gen_greet");
+    assert_eq!(greet["description"], "Says hello.");
+    assert_eq!(greet["annotations"]["readOnlyHint"], true);
+    assert_eq!(greet["annotations"]["title"], "Greeter");
+    // confirm = true: a client that cannot be asked gets a refusal, the plugin never runs.
+    let refused = s.call_tool("gen_greet", json!({"name": "Ann"}));
+    assert!(is_tool_error(&refused), "{refused}");
+}
+
+#[test]
+fn inspect_shows_each_function_its_origin_and_what_was_left_out() {
+    let out = run_palisade(
+        &["inspect", &plugin_arg("generic-types")],
+        false,
+        default_timeout(),
+    );
+    assert!(out.success(), "{}", out.stderr);
+    let text = out.stdout;
+    for needle in [
+        "provides: tools, one per exported function",
+        "numbers_add-u8: `add-u8` from the interface `test:generic/numbers@0.1.0`.",
+        "    from: test:generic/numbers@0.1.0#add-u8",
+        "\"maximum\":255",
+        "    output schema: ",
+        "functions left out (3):",
+        "test:generic/shapes@0.1.0#read-counter: it takes or returns a resource (`borrow`)",
+        "test:generic/shapes@0.1.0#[constructor]counter",
+    ] {
+        assert!(text.contains(needle), "`{needle}` not in:\n{text}");
+    }
+    let service = run_palisade(
+        &["inspect", &plugin_arg("generic-service")],
+        false,
+        default_timeout(),
+    );
+    assert!(
+        service
+            .stdout
+            .contains("wasi:config/store@0.2.0-draft: provided; keys: nothing granted"),
+        "{}",
+        service.stdout
+    );
+    assert!(
+        service
+            .stdout
+            .contains("wasi:config/store@0.2.0-rc.1: provided; keys: nothing granted"),
+        "{}",
+        service.stdout
+    );
+}

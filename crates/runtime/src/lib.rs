@@ -61,6 +61,7 @@ pub mod private_dir;
 mod sandbox;
 mod spec;
 mod store;
+mod wasi_config;
 mod wasi_guard;
 
 pub use cache::{CacheError, CompileCache};

@@ -78,6 +78,13 @@ const PROVIDED_PACKAGES: [&str; 8] = [
     "palisade:plugin/",
 ];
 
+/// Whether the linker provides the import `name`: a package matched by semver, or an interface
+/// of a pre-release version, which only matches itself.
+fn is_provided(name: &str) -> bool {
+    PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p))
+        || super::wasi_config::INTERFACES.contains(&name)
+}
+
 /// A linker with WASI (denied by default through the context), the `host` import, and traps for
 /// any other import: a plugin that imports something it was not granted still loads, and fails
 /// only if it uses it.
@@ -88,6 +95,7 @@ fn link(engine: &Engine, component: &Component) -> Result<InstancePre<StoreState
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::palisade::plugin::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     super::host_api::add_bounded_imports(&mut linker)?;
+    super::wasi_config::add_to_linker(&mut linker)?;
     stub_unprovided_imports(&mut linker, engine, component)?;
     Ok(linker.instantiate_pre(component)?)
 }
@@ -106,7 +114,7 @@ fn stub_unprovided_imports(
     let ty = component.component_type();
     let shared = shared_wasi_resources(engine, &ty);
     for (name, item) in ty.imports(engine) {
-        if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) {
+        if is_provided(name) {
             continue;
         }
         match item.ty {
@@ -226,7 +234,11 @@ pub fn import_status(name: &str, spec: &PluginSpec) -> String {
         "wasi:cli" if name.contains("/stdout") || name.contains("/stderr") => {
             "provided; written to the host log, tagged with the plugin's name".into()
         }
-        _ if PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p)) => "provided".into(),
+        "wasi:config" if is_provided(name) => format!(
+            "provided; keys: {}",
+            list(spec.config.iter().map(|(k, _)| k.clone()).collect())
+        ),
+        _ if is_provided(name) => "provided".into(),
         _ => "NOT provided: the plugin loads, and a call that uses it fails".into(),
     }
 }

@@ -229,6 +229,7 @@ impl Plugin {
             dirs: spec.dirs.clone(),
             roots: spec.roots,
             env: spec.env.clone(),
+            config: spec.config.clone(),
             network: spec.network.clone().into(),
             hidden: Arc::new([runtime.cache.dir().to_path_buf()]),
         });

@@ -96,6 +96,8 @@ pub struct Grants {
     pub roots: RootsAccess,
     /// Environment variables, with their values.
     pub env: Vec<(String, String)>,
+    /// `wasi:config` values, by key.
+    pub config: Vec<(String, String)>,
     /// Hosts it may reach over `wasi:http`.
     pub network: Arc<[HostPattern]>,
     /// Host directories no plugin may reach whatever its grants (the compile cache): a root that

@@ -101,6 +101,8 @@ pub struct PluginSpec {
     pub limits: Limits,
     /// Environment variables, resolved.
     pub env: Vec<(String, String)>,
+    /// Values it may read through `wasi:config/store`, by key.
+    pub config: Vec<(String, String)>,
     /// The hosts the plugin may reach over `wasi:http`.
     pub network: Vec<HostPattern>,
     /// The SHA-256 the component must have, when the operator pinned it.
@@ -120,6 +122,7 @@ impl PluginSpec {
             dirs: Vec::new(),
             limits: Limits::default(),
             env: Vec::new(),
+            config: Vec::new(),
             network: Vec::new(),
             sha256: None,
             ask: false,

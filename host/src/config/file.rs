@@ -201,6 +201,9 @@ pub struct PluginSection {
     /// Environment variables the plugin sees: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
     pub env: BTreeMap<String, EnvValue>,
+    /// Values the plugin reads through `wasi:config/store`: a value, or `{ from_host = "VAR" }`.
+    #[serde(default)]
+    pub config: BTreeMap<String, EnvValue>,
     /// Hosts the plugin may reach over `wasi:http` (see [`HostPattern`](crate::runtime::HostPattern)).
     #[serde(default)]
     pub network: Vec<String>,

@@ -241,8 +241,10 @@ fn resolve_plugin(
     let limits = resolve_limits(section.limits).map_err(|(field, why)| {
         ConfigError(format!("{} {why}", at(&name, &format!("limits.{field}"))))
     })?;
-    let env = resolve_env(section.env)
+    let env = resolve_values(section.env, is_variable_name)
         .map_err(|(var, why)| ConfigError(format!("{} {var}: {why}", at(&name, "env"))))?;
+    let config = resolve_values(section.config, |key| !key.is_empty())
+        .map_err(|(key, why)| ConfigError(format!("{} {key:?}: {why}", at(&name, "config"))))?;
     let network = section
         .network
         .iter()
@@ -330,6 +332,7 @@ fn resolve_plugin(
             dirs,
             limits,
             env,
+            config,
             network,
             sha256,
             ask: section.ask.unwrap_or(global_ask),
@@ -489,13 +492,21 @@ fn secs_or(seconds: Option<u64>, default: std::time::Duration) -> std::time::Dur
     seconds.map_or(default, std::time::Duration::from_secs)
 }
 
-/// Environment variables with values from the configuration or the server's own environment;
-/// the error names the variable.
-fn resolve_env(env: BTreeMap<String, EnvValue>) -> Result<Vec<(String, String)>, (String, String)> {
-    env.into_iter()
+fn is_variable_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['=', '\0'])
+}
+
+/// Environment variables or `wasi:config` values, given in the configuration or taken from the
+/// server's own environment; the error names the key.
+fn resolve_values(
+    values: BTreeMap<String, EnvValue>,
+    valid_key: fn(&str) -> bool,
+) -> Result<Vec<(String, String)>, (String, String)> {
+    values
+        .into_iter()
         .map(|(var, value)| {
-            if var.is_empty() || var.contains(['=', '\0']) {
-                return Err((var, "is not a valid variable name".to_string()));
+            if !valid_key(&var) || var.contains('\0') {
+                return Err((var, "is not a valid name".to_string()));
             }
             let value = match value {
                 EnvValue::Value(v) => v,

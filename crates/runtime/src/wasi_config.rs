@@ -1,0 +1,55 @@
+//! `wasi:config/store`: the configuration values the operator gives a plugin
+//! (`[plugins.NAME.config]`), read by key.
+//!
+//! Both published versions are served, `0.2.0-draft` and `0.2.0-rc.1`: their interfaces are the
+//! same, but pre-release versions only match themselves, so a component built against one does
+//! not link to the other. A plugin without a `config` table sees an empty store.
+
+use wasmtime::component::{ComponentType, Lift, Linker, Lower};
+
+use super::lift::{IntoOwned as _, Text};
+use super::store::StoreState;
+
+/// The instance names of the versions served.
+pub const INTERFACES: [&str; 2] = [
+    "wasi:config/store@0.2.0-draft",
+    "wasi:config/store@0.2.0-rc.1",
+];
+
+/// `wasi:config/store`'s `error`. The host's values never fail to read, so it is never
+/// returned; it is here for the functions' types.
+#[derive(ComponentType, Lift, Lower)]
+#[component(variant)]
+#[allow(dead_code)]
+enum ConfigError {
+    /// The store behind the values failed.
+    #[component(name = "upstream")]
+    Upstream(String),
+    /// Reading the values failed.
+    #[component(name = "io")]
+    Io(String),
+}
+
+/// Defines both versions of `wasi:config/store` in `linker`.
+pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
+    for name in INTERFACES {
+        let mut instance = linker.instance(name)?;
+        // The key is lifted as `Text`: charged to the call's output budget like anything else
+        // a plugin hands the host.
+        instance.func_wrap("get", |store, (key,): (Text,)| {
+            let key = key.into_owned();
+            let value = store
+                .data()
+                .grants
+                .config
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone());
+            Ok((Ok::<_, ConfigError>(value),))
+        })?;
+        instance.func_wrap("get-all", |store, (): ()| {
+            Ok((Ok::<_, ConfigError>(store.data().grants.config.clone()),))
+        })?;
+    }
+    Ok(())
+}
