@@ -32,6 +32,34 @@ fn official_python_sdk_lists_and_calls_tools_over_stdio() {
     }
 }
 
+#[test]
+fn official_python_sdk_lists_and_calls_a_generic_components_tools() {
+    let cache = shared_cache_dir();
+    let script = repo_root().join("tests/clients/python_generic.py");
+    let out = Command::new(pyclient_python())
+        .arg(&script)
+        .arg(palisade_bin())
+        .arg(plugin_path("generic-types"))
+        .arg(cache.as_path())
+        .output()
+        .expect("running the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    for line in [
+        "tools 22",
+        "add-u8 -> {'result': 4}",
+        "shift -> {'label': 'a', 'x': 3, 'y': 2}",
+        "describe -> blue circle of radius 1.5",
+        "divide by zero -> cannot divide 1 by 0",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
+    }
+}
+
 /// Runs the MCP Inspector's CLI against `palisade serve --plugin hello.wasm`; returns its JSON.
 fn inspector(cache: &std::path::Path, method_args: &[&str]) -> serde_json::Value {
     let hello = path_str(&plugin_path("hello"));
