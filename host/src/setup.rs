@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 
 use crate::catalog::Loaded;
 use crate::config::{self, Config, PluginConfig, RootsAccess};
-use crate::runtime::{CacheError, CompileCache, Plugin, Runtime};
+use crate::runtime::{CacheError, CompileCache, LinkedComponent, Plugin, Runtime};
 
 /// What `palisade serve` was asked to serve.
 #[derive(Debug, Clone, Default)]
@@ -84,7 +84,29 @@ impl ServeOptions {
             });
         }
         config.roots.extend(self.roots.iter().cloned());
+        attach_links(&mut wanted);
         Ok((config, wanted))
+    }
+}
+
+/// Points each plugin's linked components (`link`) at the files of the plugins it names: again
+/// after pinning, which gives plugins from registries their paths in the store.
+fn attach_links(wanted: &mut [Wanted]) {
+    let files: Vec<LinkedComponent> = wanted
+        .iter()
+        .map(|w| LinkedComponent {
+            name: w.config.spec.name.clone(),
+            path: w.config.spec.path.clone(),
+            sha256: w.config.spec.sha256,
+        })
+        .collect();
+    for w in wanted {
+        w.config.spec.links = w
+            .config
+            .links
+            .iter()
+            .filter_map(|name| files.iter().find(|f| f.name == *name).cloned())
+            .collect();
     }
 }
 
@@ -96,6 +118,7 @@ impl ServeOptions {
         let mut plugins: Vec<&mut PluginConfig> =
             wanted.iter_mut().map(|w| &mut w.config).collect();
         crate::pin::pin(&config, self.config.as_deref(), &mut plugins).await?;
+        attach_links(&mut wanted);
         Ok((config, wanted))
     }
 }

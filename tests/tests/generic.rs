@@ -541,3 +541,80 @@ fn inspect_shows_each_function_its_origin_and_what_was_left_out() {
         service.stdout
     );
 }
+
+#[test]
+fn a_component_linked_to_the_one_it_imports_from_runs_as_one_under_the_callers_limits() {
+    let dir = tempdir();
+    let adder = wat_component(dir.path(), "generic-adder");
+    let calculator = wat_component(dir.path(), "generic-calculator");
+    let hostile = wat_component(dir.path(), "generic-hostile");
+    let write_config = |link: &str, limits: &str| {
+        config_file(
+            dir.path(),
+            &format!(
+                "[plugins.calc]\npath = {}\n{link}\n{limits}\n[plugins.adder]\npath = {}\n\n\
+                 [plugins.other]\npath = {}\n",
+                toml_str(&path_str(&calculator)),
+                toml_str(&path_str(&adder)),
+                toml_str(&path_str(&hostile)),
+            ),
+        )
+    };
+    // Alone, the calculator's import is not provided: the call fails, naming it.
+    let alone = write_config("", "");
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&alone)]);
+    s.initialize(LATEST_VERSION);
+    let result = s.call_tool("calc_calculate_add-three", json!({"a": 1, "b": 2, "c": 3}));
+    error_text(
+        &result,
+        "docs:adder/add@0.1.0#add` is not available to this plugin",
+    );
+    drop(s);
+
+    // Linked: composed into one component. The adder is still served as a plugin of its own.
+    let linked = write_config(
+        "link = [\"adder\"]",
+        "[plugins.calc.limits]\nfuel_per_call = 20000000\n",
+    );
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&linked)]);
+    s.initialize(LATEST_VERSION);
+    let (tools, _) = s.list_all_tools();
+    assert_eq!(
+        tool_names(&tools),
+        [
+            "adder_add_add",
+            "calc_calculate_add-three",
+            "other_add",
+            "other_bomb",
+            "other_far",
+            "other_not-a-char",
+            "other_shout",
+            "other_wild"
+        ]
+    );
+    let sum = s.call_tool("calc_calculate_add-three", json!({"a": 1, "b": 2, "c": 3}));
+    assert_eq!(sum["structuredContent"], json!({"result": 6}), "{sum}");
+    // The adder spins on 0: the calculator's fuel, not the adder's, stops it.
+    let spun = s.call_tool("calc_calculate_add-three", json!({"a": 0, "b": 2, "c": 3}));
+    error_text(&spun, "fuel");
+    let again = s.call_tool("calc_calculate_add-three", json!({"a": 4, "b": 5, "c": 6}));
+    assert_eq!(again["structuredContent"], json!({"result": 15}), "{again}");
+    drop(s);
+
+    // Linking what exports nothing it imports, itself, or an unknown plugin is refused.
+    let wrong = write_config("link = [\"other\"]", "");
+    assert_serve_refused(
+        &["--no-watch", "--config", &path_str(&wrong)],
+        "none of the linked components (`other`) exports an interface it imports",
+    );
+    let itself = write_config("link = [\"calc\"]", "");
+    assert_serve_refused(
+        &["--no-watch", "--config", &path_str(&itself)],
+        "links the plugin itself",
+    );
+    let unknown = write_config("link = [\"nope\"]", "");
+    assert_serve_refused(
+        &["--no-watch", "--config", &path_str(&unknown)],
+        "names `nope`, which is not a plugin of this file",
+    );
+}

@@ -44,6 +44,7 @@
 pub mod bindings;
 mod cache;
 mod call;
+mod compose;
 mod engine;
 mod gate;
 pub mod generic;
@@ -77,7 +78,7 @@ pub use link::import_status;
 pub use load_error::{Cause, LoadError};
 pub use plugin::{CallError, Exports, Plugin};
 pub use sandbox::Root;
-pub use spec::{AccessMode, DirGrant, Limits, PluginSpec, RootsAccess};
+pub use spec::{AccessMode, DirGrant, Limits, LinkedComponent, PluginSpec, RootsAccess};
 
 use std::sync::Arc;
 

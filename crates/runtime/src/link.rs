@@ -13,29 +13,31 @@ use super::generic::docs::PackageDocs;
 use super::store::StoreState;
 use crate::{AccessMode, CompileCache, LoadError, PluginSpec, RootsAccess};
 
-/// Reads the component at `path`, checks it against the `pinned` SHA-256, compiles it (or loads
-/// it from the cache) and links it.
+/// Reads the component of `spec`, checks it against its pinned SHA-256, composes it with the
+/// components it links, compiles the result (or loads it from the cache) and links it.
 pub(super) fn prepare(
     engine: &Engine,
     cache: &CompileCache,
-    name: &str,
-    path: &std::path::Path,
-    pinned: Option<[u8; 32]>,
+    spec: &PluginSpec,
 ) -> Result<Prepared, LoadError> {
-    let wasm = std::fs::read(path).map_err(|source| LoadError::Read {
-        plugin: name.to_string(),
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
-    if let Some(expected) = pinned.filter(|e| *e != wasm_sha256) {
-        return Err(LoadError::NotPinned {
+    let name = spec.name.as_str();
+    let path = spec.path.as_path();
+    let wasm = read_pinned(name, path, spec.sha256)?;
+    let wasm = if spec.links.is_empty() {
+        wasm
+    } else {
+        let mut plugs = Vec::new();
+        for link in &spec.links {
+            let bytes = read_pinned(&link.name, &link.path, link.sha256)?;
+            plugs.push((link.name.as_str(), bytes));
+        }
+        super::compose::compose(&wasm, &plugs).map_err(|e| LoadError::Compose {
             plugin: name.to_string(),
-            path: path.to_path_buf(),
-            actual: hex::encode(wasm_sha256),
-            pinned: hex::encode(expected),
-        });
-    }
+            links: spec.links.iter().map(|l| l.name.clone()).collect(),
+            source: e.into(),
+        })?
+    };
+    let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
     let component =
         cache
             .load(engine, &wasm, &wasm_sha256, name)
@@ -55,9 +57,34 @@ pub(super) fn prepare(
     })
 }
 
+/// The bytes of the component file at `path`, checked against the `pinned` SHA-256.
+fn read_pinned(
+    name: &str,
+    path: &std::path::Path,
+    pinned: Option<[u8; 32]>,
+) -> Result<Vec<u8>, LoadError> {
+    let wasm = std::fs::read(path).map_err(|source| LoadError::Read {
+        plugin: name.to_string(),
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if let Some(expected) = pinned {
+        let actual: [u8; 32] = sha2::Sha256::digest(&wasm).into();
+        if actual != expected {
+            return Err(LoadError::NotPinned {
+                plugin: name.to_string(),
+                path: path.to_path_buf(),
+                actual: hex::encode(actual),
+                pinned: hex::encode(expected),
+            });
+        }
+    }
+    Ok(wasm)
+}
+
 /// A component read, checked, compiled and linked.
 pub(super) struct Prepared {
-    /// SHA-256 of the file.
+    /// SHA-256 of the file (of the composed component, for a plugin with links).
     pub wasm_sha256: [u8; 32],
     /// Linked, ready to instantiate.
     pub pre: InstancePre<StoreState>,

@@ -76,6 +76,17 @@ pub enum LoadError {
         /// The exported functions that could not be tools, and why.
         skipped: Vec<Skipped>,
     },
+    /// The component could not be composed with the components it links.
+    #[error("plugin `{plugin}`: cannot link {}", links.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "))]
+    Compose {
+        /// The plugin's name.
+        plugin: String,
+        /// The plugins it links.
+        links: Vec<String>,
+        /// Why not.
+        #[source]
+        source: Cause,
+    },
     /// Two exported functions of a generic component would have the same tool name.
     #[error("plugin `{plugin}`: {collision}; rename one of the exports")]
     ToolNameCollision {

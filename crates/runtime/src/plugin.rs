@@ -69,7 +69,8 @@ pub struct Plugin {
     pub spec: PluginSpec,
     /// Which interfaces the component exports.
     pub exports: Exports,
-    /// SHA-256 of the component file, to tell whether a changed file is a new version.
+    /// SHA-256 of the component file, to tell whether a changed file is a new version (of the
+    /// composed component, for a plugin with links).
     pub wasm_sha256: [u8; 32],
     /// What it listed when loaded. Resources with fixed URIs are listed again on every
     /// `resources/list`; the rest only changes with a new version of the plugin.
@@ -176,9 +177,9 @@ impl Plugin {
             pre,
             docs,
         } = {
-            let (name, path, pinned) = (name.clone(), spec.path.clone(), spec.sha256);
+            let to_prepare = spec.clone();
             let (engine, cache) = (runtime.engine.clone(), runtime.cache.clone());
-            tokio::task::spawn_blocking(move || prepare(&engine, &cache, &name, &path, pinned))
+            tokio::task::spawn_blocking(move || prepare(&engine, &cache, &to_prepare))
                 .await
                 .map_err(|_| LoadError::Panicked {
                     plugin: spec.name.clone(),

@@ -103,6 +103,9 @@ pub struct PluginSpec {
     pub env: Vec<(String, String)>,
     /// Values it may read through `wasi:config/store`, by key.
     pub config: Vec<(String, String)>,
+    /// Components composed into this one: their exports satisfy its imports of the same name,
+    /// and they run in its store, with its grants and limits.
+    pub links: Vec<LinkedComponent>,
     /// The hosts the plugin may reach over `wasi:http`.
     pub network: Vec<HostPattern>,
     /// The SHA-256 the component must have, when the operator pinned it.
@@ -123,9 +126,21 @@ impl PluginSpec {
             limits: Limits::default(),
             env: Vec::new(),
             config: Vec::new(),
+            links: Vec::new(),
             network: Vec::new(),
             sha256: None,
             ask: false,
         }
     }
+}
+
+/// A component linked into a plugin (`link = ["NAME"]`): another plugin's file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedComponent {
+    /// The plugin it comes from.
+    pub name: String,
+    /// Its component file.
+    pub path: PathBuf,
+    /// The SHA-256 its file must have, if pinned.
+    pub sha256: Option<[u8; 32]>,
 }

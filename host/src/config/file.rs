@@ -201,6 +201,9 @@ pub struct PluginSection {
     /// Environment variables the plugin sees: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
     pub env: BTreeMap<String, EnvValue>,
+    /// Plugins whose components are composed into this one: their exports satisfy its imports.
+    #[serde(default)]
+    pub link: Vec<String>,
     /// Values the plugin reads through `wasi:config/store`: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
     pub config: BTreeMap<String, EnvValue>,

@@ -146,6 +146,9 @@ pub struct PluginConfig {
     pub prefix: String,
     /// By the plugin's own tool name.
     pub tools: BTreeMap<String, ToolPolicy>,
+    /// The plugins whose components are composed into this one (`link`); their files go into
+    /// `spec.links` once every plugin's path is known.
+    pub links: Vec<String>,
 }
 
 impl PluginConfig {
@@ -159,6 +162,7 @@ impl PluginConfig {
             locked: None,
             verify: None,
             tools: BTreeMap::new(),
+            links: Vec::new(),
         }
     }
 }

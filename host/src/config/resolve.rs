@@ -108,6 +108,7 @@ impl Config {
             }
             plugins.push(plugin);
         }
+        check_links(&plugins, &at)?;
         Ok(Config {
             page_size,
             cache_dir,
@@ -336,9 +337,11 @@ fn resolve_plugin(
             network,
             sha256,
             ask: section.ask.unwrap_or(global_ask),
+            links: Vec::new(),
         },
         prefix,
         tools,
+        links: section.link,
     })
 }
 
@@ -490,6 +493,41 @@ fn resolve_limits(l: LimitsSection) -> Result<Limits, (&'static str, String)> {
 /// A setting given in seconds, or its default.
 fn secs_or(seconds: Option<u64>, default: std::time::Duration) -> std::time::Duration {
     seconds.map_or(default, std::time::Duration::from_secs)
+}
+
+/// Every `link` names another plugin of the file, which links nothing itself (one level: the
+/// composed component is the plugin's, and a chain would hide whose exports fill what).
+fn check_links(
+    plugins: &[PluginConfig],
+    at: &dyn Fn(&str, &str) -> String,
+) -> Result<(), ConfigError> {
+    for plugin in plugins {
+        let name = &plugin.spec.name;
+        for linked in &plugin.links {
+            let how = "how to fix: name a plugin of this file whose component exports what this \
+                       one imports";
+            if linked == name {
+                return Err(ConfigError(format!(
+                    "{} links the plugin itself\n{how}",
+                    at(name, "link")
+                )));
+            }
+            let Some(target) = plugins.iter().find(|p| p.spec.name == *linked) else {
+                return Err(ConfigError(format!(
+                    "{} names `{linked}`, which is not a plugin of this file\n{how}",
+                    at(name, "link")
+                )));
+            };
+            if !target.links.is_empty() {
+                return Err(ConfigError(format!(
+                    "{} names `{linked}`, which links plugins itself; links are one level deep\n\
+                     how to fix: link what `{linked}` links here too",
+                    at(name, "link")
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn is_variable_name(name: &str) -> bool {
