@@ -618,3 +618,85 @@ fn a_component_linked_to_the_one_it_imports_from_runs_as_one_under_the_callers_l
         "names `nope`, which is not a plugin of this file",
     );
 }
+
+#[test]
+fn keyvalue_only_when_granted_kept_on_disk_under_its_cap() {
+    let dir = tempdir();
+    let notes = plugin_arg("generic-notes");
+    // Without the grant the imports are there (the plugin loads) but every use fails.
+    let bare = config_file(
+        dir.path(),
+        &format!("[plugins.gen]\npath = {}\n", toml_str(&notes)),
+    );
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&bare)]);
+    s.initialize(LATEST_VERSION);
+    let refused = s.call_tool("gen_remember", json!({"key": "a", "text": "x"}));
+    error_text(
+        &refused,
+        "wasi:keyvalue/store@0.2.0-draft#open` is not available to this plugin",
+    );
+    drop(s);
+    assert!(!dir.path().join("palisade-keyvalue").exists());
+
+    let granted = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.gen]\npath = {}\n\n[plugins.gen.keyvalue]\nmax_kib = 4\n",
+            toml_str(&notes)
+        ),
+    );
+    let start = || {
+        let mut s = Server::start(&["--no-watch", "--config", &path_str(&granted)]);
+        s.initialize(LATEST_VERSION);
+        s
+    };
+    let mut s = start();
+    let ok = |s: &mut Server, tool: &str, args: Value| {
+        let result = s.call_tool(&format!("gen_{tool}"), args.clone());
+        assert!(!is_tool_error(&result), "{tool} {args}: {result}");
+        result["structuredContent"]["result"].clone()
+    };
+    ok(&mut s, "remember", json!({"key": "b", "text": "bee"}));
+    ok(
+        &mut s,
+        "remember-many",
+        json!({"notes": [["a", "ay"], ["c", "sea"]]}),
+    );
+    assert_eq!(ok(&mut s, "recall", json!({"key": "a"})), json!("ay"));
+    assert_eq!(ok(&mut s, "recall", json!({"key": "z"})), Value::Null);
+    assert_eq!(
+        ok(&mut s, "recall-many", json!({"keys": ["c", "z", "b"]})),
+        json!(["sea", null, "bee"])
+    );
+    assert_eq!(ok(&mut s, "visit", json!({"key": "n"})), json!(1));
+    assert_eq!(ok(&mut s, "visit", json!({"key": "n"})), json!(2));
+    ok(&mut s, "forget", json!({"key": "c"}));
+    assert_eq!(ok(&mut s, "keys", json!({})), json!(["a", "b", "n"]));
+    // Past the cap (4 KiB): refused, and nothing of it is kept.
+    let big = "x".repeat(5000);
+    let full = s.call_tool("gen_remember", json!({"key": "big", "text": big}));
+    error_text(&full, "more than its 4096 (keyvalue.max_kib)");
+    assert_eq!(ok(&mut s, "recall", json!({"key": "big"})), Value::Null);
+    // A counter over a note that is not 8 bytes is an error, not a guess.
+    let not_counter = s.call_tool("gen_visit", json!({"key": "a"}));
+    error_text(&not_counter, "is not a counter");
+    drop(s);
+
+    // On disk, private, and there after a restart.
+    let file = dir.path().join("palisade-keyvalue/gen.json");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&file).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    let mut s = start();
+    assert_eq!(ok(&mut s, "recall", json!({"key": "b"})), json!("bee"));
+    assert_eq!(ok(&mut s, "visit", json!({"key": "n"})), json!(3));
+    drop(s);
+
+    // A damaged store file is refused, not emptied.
+    std::fs::write(&file, b"{not json").unwrap();
+    assert_serve_refused(
+        &["--no-watch", "--config", &path_str(&granted)],
+        "key-value store",
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"{not json");
+}

@@ -51,6 +51,7 @@ pub mod generic;
 mod grant_ask;
 mod host_api;
 mod host_pattern;
+mod keyvalue;
 mod lift;
 mod limits;
 mod link;
@@ -73,12 +74,15 @@ pub use grant_ask::{
     Unasked, is_env_name,
 };
 pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
+pub use keyvalue::MAX_STORE_BYTES;
 pub use limits::LimitExceeded;
 pub use link::import_status;
 pub use load_error::{Cause, LoadError};
 pub use plugin::{CallError, Exports, Plugin};
 pub use sandbox::Root;
-pub use spec::{AccessMode, DirGrant, Limits, LinkedComponent, PluginSpec, RootsAccess};
+pub use spec::{
+    AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, RootsAccess,
+};
 
 use std::sync::Arc;
 
@@ -93,6 +97,8 @@ pub struct Runtime {
     pub cache: CompileCache,
     /// Every plugin's admission state, kept across reloads.
     pub(crate) gates: gate::Gates,
+    /// Plugins' key-value stores, kept across reloads.
+    pub(crate) keyvalue_stores: keyvalue::Stores,
     /// Free slots of the engine's instance pool: a call holds one while its instance lives, so
     /// a burst of calls across many plugins waits for a slot instead of failing.
     pub(crate) instance_slots: Arc<Semaphore>,
@@ -116,6 +122,7 @@ impl Runtime {
             engine,
             cache,
             gates: gate::Gates::default(),
+            keyvalue_stores: keyvalue::Stores::default(),
             instance_slots: Arc::new(Semaphore::new(INSTANCE_SLOTS as usize)),
             metering,
             _ticker: ticker,

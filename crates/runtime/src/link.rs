@@ -46,7 +46,7 @@ pub(super) fn prepare(
                 path: path.to_path_buf(),
                 source: e.into(),
             })?;
-    let pre = link(engine, &component).map_err(|e| LoadError::Link {
+    let pre = link(engine, &component, spec).map_err(|e| LoadError::Link {
         plugin: name.to_string(),
         source: e.into(),
     })?;
@@ -107,15 +107,20 @@ const PROVIDED_PACKAGES: [&str; 8] = [
 
 /// Whether the linker provides the import `name`: a package matched by semver, or an interface
 /// of a pre-release version, which only matches itself.
-fn is_provided(name: &str) -> bool {
+fn is_provided(name: &str, spec: &PluginSpec) -> bool {
     PROVIDED_PACKAGES.iter().any(|p| name.starts_with(p))
         || super::wasi_config::INTERFACES.contains(&name)
+        || (spec.keyvalue.is_some() && super::keyvalue::INTERFACES.contains(&name))
 }
 
 /// A linker with WASI (denied by default through the context), the `host` import, and traps for
 /// any other import: a plugin that imports something it was not granted still loads, and fails
 /// only if it uses it.
-fn link(engine: &Engine, component: &Component) -> Result<InstancePre<StoreState>> {
+fn link(
+    engine: &Engine,
+    component: &Component,
+    spec: &PluginSpec,
+) -> Result<InstancePre<StoreState>> {
     let mut linker = Linker::<StoreState>::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     super::wasi_guard::add_to_linker(&mut linker)?;
@@ -123,7 +128,10 @@ fn link(engine: &Engine, component: &Component) -> Result<InstancePre<StoreState
     bindings::palisade::plugin::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
     super::host_api::add_bounded_imports(&mut linker)?;
     super::wasi_config::add_to_linker(&mut linker)?;
-    stub_unprovided_imports(&mut linker, engine, component)?;
+    if spec.keyvalue.is_some() {
+        super::keyvalue::add_to_linker(&mut linker)?;
+    }
+    stub_unprovided_imports(&mut linker, engine, component, spec)?;
     Ok(linker.instantiate_pre(component)?)
 }
 
@@ -137,11 +145,12 @@ fn stub_unprovided_imports(
     linker: &mut Linker<StoreState>,
     engine: &Engine,
     component: &Component,
+    spec: &PluginSpec,
 ) -> Result<()> {
     let ty = component.component_type();
     let shared = shared_wasi_resources(engine, &ty);
     for (name, item) in ty.imports(engine) {
-        if is_provided(name) {
+        if is_provided(name, spec) {
             continue;
         }
         match item.ty {
@@ -261,11 +270,21 @@ pub fn import_status(name: &str, spec: &PluginSpec) -> String {
         "wasi:cli" if name.contains("/stdout") || name.contains("/stderr") => {
             "provided; written to the host log, tagged with the plugin's name".into()
         }
-        "wasi:config" if is_provided(name) => format!(
+        "wasi:config" if is_provided(name, spec) => format!(
             "provided; keys: {}",
             list(spec.config.iter().map(|(k, _)| k.clone()).collect())
         ),
-        _ if is_provided(name) => "provided".into(),
+        "wasi:keyvalue" if super::keyvalue::INTERFACES.contains(&name) => match &spec.keyvalue {
+            Some(grant) => format!(
+                "provided; the plugin's own store {}, up to {} KiB",
+                grant.path.display(),
+                grant.max_bytes >> 10
+            ),
+            None => "NOT granted: the plugin loads, and a call that uses it fails (grant it with \
+                     [plugins.NAME.keyvalue])"
+                .into(),
+        },
+        _ if is_provided(name, spec) => "provided".into(),
         _ => "NOT provided: the plugin loads, and a call that uses it fails".into(),
     }
 }

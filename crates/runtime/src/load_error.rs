@@ -76,6 +76,14 @@ pub enum LoadError {
         /// The exported functions that could not be tools, and why.
         skipped: Vec<Skipped>,
     },
+    /// The plugin's key-value store cannot be read.
+    #[error("plugin `{plugin}`: its key-value store")]
+    KeyValue {
+        /// The plugin's name.
+        plugin: String,
+        /// Why not.
+        source: Cause,
+    },
     /// The component could not be composed with the components it links.
     #[error("plugin `{plugin}`: cannot link {}", links.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "))]
     Compose {

@@ -85,6 +85,7 @@ pub struct Plugin {
     pub completable: Vec<completion::CompletionRef>,
     /// For a component without `palisade:plugin` exports: the functions served as tools.
     pub generic: Option<Arc<GenericTools>>,
+    keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
     grants: Arc<Grants>,
     /// The granted directories, resolved once: the `file://` URIs this plugin may serve.
     file_dirs: Vec<std::path::PathBuf>,
@@ -235,6 +236,15 @@ impl Plugin {
             hidden: Arc::new([runtime.cache.dir().to_path_buf()]),
         });
         let gate = runtime.gates.for_plugin(&name, &spec.limits);
+        let keyvalue = spec
+            .keyvalue
+            .as_ref()
+            .map(|grant| runtime.keyvalue_stores.open(grant))
+            .transpose()
+            .map_err(|e| LoadError::KeyValue {
+                plugin: spec.name.clone(),
+                source: e.into(),
+            })?;
         let file_dirs = spec
             .dirs
             .iter()
@@ -251,6 +261,7 @@ impl Plugin {
             prompts: Vec::new(),
             completable: Vec::new(),
             generic,
+            keyvalue,
             grants,
             file_dirs,
             gate,
@@ -549,6 +560,7 @@ impl Plugin {
                 grants: self.grants.clone(),
                 asks,
                 call,
+                keyvalue: self.keyvalue.clone(),
             },
         );
         store.limiter(|state| &mut state.limiter);

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+pub use crate::keyvalue::KeyValueGrant;
+
 use crate::HostPattern;
 
 /// Whether a plugin sees the roots, and how.
@@ -106,6 +108,8 @@ pub struct PluginSpec {
     /// Components composed into this one: their exports satisfy its imports of the same name,
     /// and they run in its store, with its grants and limits.
     pub links: Vec<LinkedComponent>,
+    /// Its own `wasi:keyvalue` store, when granted.
+    pub keyvalue: Option<KeyValueGrant>,
     /// The hosts the plugin may reach over `wasi:http`.
     pub network: Vec<HostPattern>,
     /// The SHA-256 the component must have, when the operator pinned it.
@@ -127,6 +131,7 @@ impl PluginSpec {
             env: Vec::new(),
             config: Vec::new(),
             links: Vec::new(),
+            keyvalue: None,
             network: Vec::new(),
             sha256: None,
             ask: false,

@@ -34,6 +34,8 @@ pub struct StoreState {
     /// Hosts and variables the plugin asks for beyond its grants, during this call.
     pub(super) asks: Arc<CallAsks>,
     pub(super) call: CallContext,
+    /// The plugin's key-value store, when granted.
+    pub(super) keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
 }
 
 impl WasiView for StoreState {

@@ -201,6 +201,8 @@ pub struct PluginSection {
     /// Environment variables the plugin sees: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
     pub env: BTreeMap<String, EnvValue>,
+    /// `[plugins.NAME.keyvalue]`: the plugin's own `wasi:keyvalue` store (none without it).
+    pub keyvalue: Option<KeyValueSection>,
     /// Plugins whose components are composed into this one: their exports satisfy its imports.
     #[serde(default)]
     pub link: Vec<String>,
@@ -222,6 +224,17 @@ pub struct PluginSection {
     /// Ask the user, during a call, for a host or environment variable the plugin reaches for
     /// without a grant (default: `[server] ask`, else false).
     pub ask: Option<bool>,
+}
+
+/// `[plugins.NAME.keyvalue]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyValueSection {
+    /// The store's file, relative to the configuration file (default
+    /// `palisade-keyvalue/NAME.json`).
+    pub path: Option<PathBuf>,
+    /// The most the store may hold, in KiB: bucket names, keys and values (default 1024).
+    pub max_kib: Option<u64>,
 }
 
 /// An environment variable's value: given, or passed from the server's own environment.

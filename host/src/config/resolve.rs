@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::file::*;
 use super::model::*;
 use super::{ConfigError, HostPattern, InvalidValue, access, parse_sha256};
+use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES};
 use access::{AccessConfig, Scope};
 
 /// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.
@@ -244,6 +245,11 @@ fn resolve_plugin(
     })?;
     let env = resolve_values(section.env, is_variable_name)
         .map_err(|(var, why)| ConfigError(format!("{} {var}: {why}", at(&name, "env"))))?;
+    let keyvalue = section
+        .keyvalue
+        .map(|kv| resolve_keyvalue(kv, &name, base))
+        .transpose()
+        .map_err(|why| ConfigError(format!("{} {why}", at(&name, "keyvalue"))))?;
     let config = resolve_values(section.config, |key| !key.is_empty())
         .map_err(|(key, why)| ConfigError(format!("{} {key:?}: {why}", at(&name, "config"))))?;
     let network = section
@@ -338,6 +344,7 @@ fn resolve_plugin(
             sha256,
             ask: section.ask.unwrap_or(global_ask),
             links: Vec::new(),
+            keyvalue,
         },
         prefix,
         tools,
@@ -528,6 +535,31 @@ fn check_links(
         }
     }
     Ok(())
+}
+
+/// Default size of a plugin's key-value store, in KiB.
+const DEFAULT_KEYVALUE_KIB: u64 = 1024;
+
+/// The grant of a `[plugins.NAME.keyvalue]` table; paths relative to `base`.
+fn resolve_keyvalue(
+    section: KeyValueSection,
+    name: &str,
+    base: &Path,
+) -> Result<KeyValueGrant, String> {
+    let max_kib = section.max_kib.unwrap_or(DEFAULT_KEYVALUE_KIB);
+    let most = MAX_STORE_BYTES >> 10;
+    if max_kib == 0 || max_kib > most {
+        return Err(format!(
+            "max_kib = {max_kib} is out of range\nhow to fix: use a number from 1 to {most}"
+        ));
+    }
+    let path = section
+        .path
+        .unwrap_or_else(|| PathBuf::from(format!("palisade-keyvalue/{name}.json")));
+    Ok(KeyValueGrant {
+        path: base.join(path),
+        max_bytes: max_kib << 10,
+    })
 }
 
 fn is_variable_name(name: &str) -> bool {
