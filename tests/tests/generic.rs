@@ -700,3 +700,70 @@ fn keyvalue_only_when_granted_kept_on_disk_under_its_cap() {
     );
     assert_eq!(std::fs::read(&file).unwrap(), b"{not json");
 }
+
+#[test]
+fn an_http_handler_is_one_request_tool_bounded_like_any_answer() {
+    let dir = tempdir();
+    let handler = plugin_arg("generic-http");
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.web]\npath = {}\nhttp_handler = true\n\n[plugins.web.limits]\noutput_kib = 1024\n",
+            toml_str(&handler)
+        ),
+    );
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    let (tools, _) = s.list_all_tools();
+    assert_eq!(tool_names(&tools), ["web_request"]);
+    assert!(jsonschema::meta::is_valid(&tools[0]["inputSchema"]));
+    let hello = s.call_tool("web_request", json!({"path": "/hello?name=Ann"}));
+    assert_eq!(hello["structuredContent"]["status"], 200, "{hello}");
+    assert_eq!(hello["structuredContent"]["body"], "Hello, Ann!");
+    assert_eq!(
+        hello["structuredContent"]["headers"]["content-type"],
+        "text/plain"
+    );
+    assert_eq!(tool_text(&hello), "HTTP 200\n\nHello, Ann!");
+    let echo = s.call_tool(
+        "web_request",
+        json!({"method": "POST", "path": "/notes", "headers": {"x-greeting": "hi"}, "body": "a note"}),
+    );
+    assert_eq!(
+        echo["structuredContent"]["body"],
+        "Method::Post /notes x-greeting=hi body=a note"
+    );
+    let failed = s.call_tool("web_request", json!({"path": "/fail"}));
+    assert!(is_tool_error(&failed), "{failed}");
+    assert_eq!(failed["structuredContent"]["status"], 500);
+    // 2 MiB of body against 1 MiB of output: stopped, and the server goes on.
+    let big = s.call_tool("web_request", json!({"path": "/big"}));
+    error_text(&big, "output limit");
+    let again = s.call_tool("web_request", json!({"path": "/hello?name=Bo"}));
+    assert_eq!(again["structuredContent"]["body"], "Hello, Bo!");
+    let bad = s.call_tool("web_request", json!({"path": "no-slash"}));
+    error_text(&bad, "invalid arguments");
+    drop(s);
+
+    // Without http_handler the component has no tool; with it on a component that has no
+    // handler, the plugin is refused.
+    let without = config_file(
+        dir.path(),
+        &format!("[plugins.web]\npath = {}\n", toml_str(&handler)),
+    );
+    assert_serve_refused(
+        &["--no-watch", "--config", &path_str(&without)],
+        "exports no function a tool can be made of",
+    );
+    let wrong = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.web]\npath = {}\nhttp_handler = true\n",
+            toml_str(&plugin_arg("generic-types"))
+        ),
+    );
+    assert_serve_refused(
+        &["--no-watch", "--config", &path_str(&wrong)],
+        "does not export wasi:http/incoming-handler",
+    );
+}

@@ -51,6 +51,7 @@ pub mod generic;
 mod grant_ask;
 mod host_api;
 mod host_pattern;
+mod http_handler;
 mod keyvalue;
 mod lift;
 mod limits;

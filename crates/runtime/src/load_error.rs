@@ -76,6 +76,16 @@ pub enum LoadError {
         /// The exported functions that could not be tools, and why.
         skipped: Vec<Skipped>,
     },
+    /// `http_handler = true` for a component that does not export `wasi:http/incoming-handler`
+    /// (or that exports `palisade:plugin`, whose tools it would mix with).
+    #[error(
+        "plugin `{plugin}`: http_handler = true, but the component does not export \
+         wasi:http/incoming-handler@0.2.x, or it exports palisade:plugin (whose tools are its own)"
+    )]
+    NoHttpHandler {
+        /// The plugin's name.
+        plugin: String,
+    },
     /// The plugin's key-value store cannot be read.
     #[error("plugin `{plugin}`: its key-value store")]
     KeyValue {

@@ -17,8 +17,9 @@ use super::Runtime;
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::call::CallContext;
 use super::gate::Gate;
-use super::generic::{GenericFunc, GenericTools, ResultShape, abi, value};
+use super::generic::{GenericFunc, GenericTools, NameCollision, ResultShape, abi, value};
 use super::grant_ask::{CallAsks, CallClock};
+use super::http_handler;
 use super::lift::{
     Budgeted, CallResultView, CompletionRefView, CompletionResultView, IntoOwned, LiftBudget, Many,
     PluginErrorView, PromptResultView, PromptView, ResourceContentsView, ResourceTemplateView,
@@ -30,6 +31,7 @@ use super::network::NetworkPolicy;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use super::store::StoreState;
 use crate::{LoadError, PluginSpec, RootsAccess};
+use wasmtime_wasi_http::p2::bindings::ProxyIndices;
 
 /// Which `palisade:plugin` interfaces a component exports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -86,6 +88,8 @@ pub struct Plugin {
     /// For a component without `palisade:plugin` exports: the functions served as tools.
     pub generic: Option<Arc<GenericTools>>,
     keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
+    /// `http_handler = true`: where its `wasi:http/incoming-handler` is.
+    http_handler: Option<Arc<ProxyIndices>>,
     grants: Arc<Grants>,
     /// The granted directories, resolved once: the `file://` URIs this plugin may serve.
     file_dirs: Vec<std::path::PathBuf>,
@@ -193,6 +197,19 @@ impl Plugin {
             completion: completion::GuestIndices::new(&pre).is_ok(),
         };
         let funcs = Funcs::of(pre.component(), exports);
+        let http_handler = if spec.http_handler {
+            let indices = ProxyIndices::new(&pre).map_err(|_| LoadError::NoHttpHandler {
+                plugin: spec.name.clone(),
+            })?;
+            if exports != Exports::default() {
+                return Err(LoadError::NoHttpHandler {
+                    plugin: spec.name.clone(),
+                });
+            }
+            Some(Arc::new(indices))
+        } else {
+            None
+        };
         // A component without `palisade:plugin` exports: its functions are the tools.
         let generic = if exports == Exports::default() {
             let found = GenericTools::discover(&runtime.engine, pre.component(), docs.as_ref())
@@ -208,7 +225,20 @@ impl Plugin {
                     skipped.why
                 );
             }
-            if found.funcs.is_empty() {
+            if let Some(clash) = found
+                .get(http_handler::TOOL)
+                .filter(|_| http_handler.is_some())
+            {
+                return Err(LoadError::ToolNameCollision {
+                    plugin: spec.name.clone(),
+                    collision: NameCollision {
+                        name: http_handler::TOOL.into(),
+                        first: clash.path(),
+                        second: "wasi:http/incoming-handler (http_handler = true)".into(),
+                    },
+                });
+            }
+            if found.funcs.is_empty() && http_handler.is_none() {
                 return Err(LoadError::NoExports {
                     plugin: spec.name.clone(),
                     path: spec.path.clone(),
@@ -261,6 +291,7 @@ impl Plugin {
             prompts: Vec::new(),
             completable: Vec::new(),
             generic,
+            http_handler,
             keyvalue,
             grants,
             file_dirs,
@@ -281,6 +312,9 @@ impl Plugin {
             Some(generic) => generic.funcs.iter().map(GenericFunc::tool).collect(),
             None => listing.tools,
         };
+        if plugin.http_handler.is_some() {
+            plugin.tools.push(http_handler::tool());
+        }
         plugin.resources = listing.resources;
         plugin.templates = listing.templates;
         plugin.prompts = listing.prompts;
@@ -366,11 +400,43 @@ impl Plugin {
         arguments: String,
         call: CallContext,
     ) -> Result<tools::CallResult, CallError> {
+        if let Some(indices) = self
+            .http_handler
+            .clone()
+            .filter(|_| name == http_handler::TOOL)
+        {
+            return self.call_http_handler(indices, &arguments, call).await;
+        }
         if let Some(generic) = &self.generic {
             return self.call_generic(generic, &name, &arguments, call).await;
         }
         self.call_fallible::<_, CallResultView>(call, self.funcs.call_tool, (name, arguments))
             .await
+    }
+
+    /// Hands the request the `request` tool's arguments describe to the component's
+    /// `wasi:http/incoming-handler`.
+    async fn call_http_handler(
+        &self,
+        indices: Arc<ProxyIndices>,
+        arguments: &str,
+        call: CallContext,
+    ) -> Result<tools::CallResult, CallError> {
+        let invalid = |message: String| {
+            CallError::Plugin(types::PluginError {
+                code: types::ErrorCode::InvalidParams,
+                message,
+                data: None,
+            })
+        };
+        let arguments: serde_json::Value = serde_json::from_str(arguments)
+            .map_err(|e| invalid(format!("the arguments are not JSON: {e}")))?;
+        let request = http_handler::request(&arguments).map_err(invalid)?;
+        let limit = self.spec.limits.output_bytes;
+        self.run(call, async move |store, instance| {
+            http_handler::handle(store, instance, &indices, request, limit).await
+        })
+        .await
     }
 
     /// Calls the exported function behind the tool `name` of a generic component.

@@ -110,6 +110,8 @@ pub struct PluginSpec {
     pub links: Vec<LinkedComponent>,
     /// Its own `wasi:keyvalue` store, when granted.
     pub keyvalue: Option<KeyValueGrant>,
+    /// Serve its `wasi:http/incoming-handler` export as the tool `request`.
+    pub http_handler: bool,
     /// The hosts the plugin may reach over `wasi:http`.
     pub network: Vec<HostPattern>,
     /// The SHA-256 the component must have, when the operator pinned it.
@@ -132,6 +134,7 @@ impl PluginSpec {
             config: Vec::new(),
             links: Vec::new(),
             keyvalue: None,
+            http_handler: false,
             network: Vec::new(),
             sha256: None,
             ask: false,

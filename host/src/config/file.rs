@@ -201,6 +201,9 @@ pub struct PluginSection {
     /// Environment variables the plugin sees: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
     pub env: BTreeMap<String, EnvValue>,
+    /// Serve the component's `wasi:http/incoming-handler` as the tool `request`.
+    #[serde(default)]
+    pub http_handler: bool,
     /// `[plugins.NAME.keyvalue]`: the plugin's own `wasi:keyvalue` store (none without it).
     pub keyvalue: Option<KeyValueSection>,
     /// Plugins whose components are composed into this one: their exports satisfy its imports.

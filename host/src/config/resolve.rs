@@ -345,6 +345,7 @@ fn resolve_plugin(
             ask: section.ask.unwrap_or(global_ask),
             links: Vec::new(),
             keyvalue,
+            http_handler: section.http_handler,
         },
         prefix,
         tools,
