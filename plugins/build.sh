@@ -110,3 +110,33 @@ if compgen -G "$plugins_dir/*/app.js" >/dev/null; then
     palisade_js="$(js_sdk)"
     build_apps app.js "$repo_dir/sdk-guest/js" node "$palisade_js"
 fi
+
+# Components of plain functions built without the SDK (fixtures/*/generic.py or generic.js, with
+# a wit/ of their own whose world is `generic`): the toolchains alone, as another host's
+# catalogue has them.
+build_plain() {
+    local source dir name componentize_py=""
+    if compgen -G "$plugins_dir/fixtures/*/generic.py" >/dev/null; then
+        componentize_py="$(python_sdk)"
+        componentize_py="$(dirname "$componentize_py")/componentize-py"
+    fi
+    if compgen -G "$plugins_dir/fixtures/*/generic.js" >/dev/null; then
+        js_sdk >/dev/null
+    fi
+    for source in "$plugins_dir"/fixtures/*/generic.py "$plugins_dir"/fixtures/*/generic.js; do
+        [[ -e "$source" ]] || continue
+        dir="$(dirname "$source")"
+        name="$(basename "$dir")"
+        case "$source" in
+            *.py)
+                build_if_changed "$out_dir/$name.wasm" "$(inputs_digest "$dir")" \
+                    "$componentize_py" -d "$dir/wit" -w generic \
+                    componentize generic -p "$dir" -o "$out_dir/$name.wasm" ;;
+            *.js)
+                build_if_changed "$out_dir/$name.wasm" "$(inputs_digest "$dir")" \
+                    node "$repo_dir/sdk-guest/js/bin/build-plain.mjs" "$source" \
+                    --wit "$dir/wit" --world generic -o "$out_dir/$name.wasm" ;;
+        esac
+    done
+}
+build_plain

@@ -767,3 +767,43 @@ fn an_http_handler_is_one_request_tool_bounded_like_any_answer() {
         "does not export wasi:http/incoming-handler",
     );
 }
+
+#[test]
+fn python_and_javascript_components_of_plain_functions_are_served() {
+    for plugin in ["generic-py", "generic-js"] {
+        let dir = tempdir();
+        let mut s = serve(dir.path(), &plugin_path(plugin), "");
+        let (tools, _) = s.list_all_tools();
+        assert_eq!(
+            tool_names(&tools),
+            ["gen_shout", "gen_text_split", "gen_text_stats-of"],
+            "{plugin}: componentize-py's exports.init is left out"
+        );
+        let shout = s.call_tool("gen_shout", json!({"word": "hey", "times": 3}));
+        assert_eq!(tool_text(&shout), "HEY HEY HEY", "{plugin}");
+        let stats = s.call_tool("gen_text_stats-of", json!({"text": "a bb ccc"}));
+        assert_eq!(
+            stats["structuredContent"],
+            json!({"words": 3, "chars": 8, "longest": "ccc"}),
+            "{plugin}"
+        );
+        let none = s.call_tool("gen_text_stats-of", json!({"text": ""}));
+        assert_eq!(
+            none["structuredContent"]["longest"],
+            Value::Null,
+            "{plugin}"
+        );
+        let split = s.call_tool("gen_text_split", json!({"text": "a,b", "separator": ","}));
+        assert_eq!(
+            split["structuredContent"],
+            json!({"result": ["a", "b"]}),
+            "{plugin}"
+        );
+        let failed = s.call_tool("gen_text_split", json!({"text": "a,b", "separator": ""}));
+        assert_eq!(
+            error_text(&failed, "separator"),
+            "the separator is empty",
+            "{plugin}"
+        );
+    }
+}
