@@ -84,13 +84,22 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
         writeln!(out, "  {name}{note}")?;
     }
     writeln!(out, "\nimports (and what the sandbox gives for each):")?;
-    for (name, _) in ty.imports(&runtime.engine) {
-        writeln!(out, "  {name}: {}", import_status(name, spec))?;
+    for (name, item) in ty.imports(&runtime.engine) {
+        writeln!(
+            out,
+            "  {name}: {}",
+            import_status(&runtime.engine, name, &item.ty, spec)
+        )?;
     }
     match crate::setup::load_plugin(runtime, &config).await {
         Ok(plugin) => {
             let e = plugin.exports;
             match &plugin.generic {
+                _ if plugin.wasmcp.is_some() => writeln!(
+                    out,
+                    "\nprovides: tools, through the wasmcp adapter ({})",
+                    plugin.wasmcp.as_ref().map_or("", |w| w.interface.as_str())
+                )?,
                 Some(_) => writeln!(
                     out,
                     "\nprovides: tools, one per exported function (a generic component: it \

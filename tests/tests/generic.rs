@@ -807,3 +807,62 @@ fn python_and_javascript_components_of_plain_functions_are_served() {
         );
     }
 }
+
+#[test]
+fn a_wasmcp_tools_component_is_served_through_the_adapter() {
+    let dir = tempdir();
+    let mut s = serve(dir.path(), &plugin_path("wasmcp-tools"), "");
+    // Both pages of list-tools; the context told the component the revision.
+    let (tools, _) = s.list_all_tools();
+    assert_eq!(
+        tool_names(&tools),
+        [
+            "gen_broken",
+            "gen_fail",
+            "gen_greet",
+            "gen_media",
+            "gen_stream"
+        ]
+    );
+    let greet = tool(&tools, "gen_greet");
+    assert_eq!(greet["description"], "Greets someone (context 2025-11-25).");
+    assert_eq!(greet["annotations"]["readOnlyHint"], true);
+    let hello = s.call_tool("gen_greet", json!({"name": "Ann"}));
+    assert_eq!(tool_text(&hello), "Hello, Ann!");
+    let media = s.call_tool("gen_media", json!({}));
+    assert_eq!(
+        media["content"],
+        json!([
+            {"type": "image", "data": "iVBORw==", "mimeType": "image/png"},
+            {"type": "resource_link", "uri": "https://example.com/doc", "name": "doc"},
+            {"type": "resource", "resource": {"uri": "memo://one", "text": "memo text"}}
+        ])
+    );
+    let failed = s.call_tool("gen_fail", json!({}));
+    assert_eq!(error_text(&failed, "it failed"), "it failed");
+    let broken = s.call_tool("gen_broken", json!({}));
+    assert_eq!(
+        error_text(&broken, "bad things"),
+        "invalid-params: bad things"
+    );
+    let stream = s.call_tool("gen_stream", json!({}));
+    error_text(&stream, "answered with a stream");
+    // The server goes on.
+    let again = s.call_tool("gen_greet", json!({"name": "Bo"}));
+    assert_eq!(tool_text(&again), "Hello, Bo!");
+    let out = run_palisade(
+        &["inspect", &plugin_arg("wasmcp-tools")],
+        false,
+        default_timeout(),
+    );
+    for needle in [
+        "provides: tools, through the wasmcp adapter (wasmcp:mcp-v20251125/tools@0.1.1)",
+        "wasmcp:mcp-v20251125/mcp@0.1.1: types only: nothing to provide",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "`{needle}` not in:\n{}",
+            out.stdout
+        );
+    }
+}

@@ -66,6 +66,7 @@ mod spec;
 mod store;
 mod wasi_config;
 mod wasi_guard;
+pub mod wasmcp;
 
 pub use cache::{CacheError, CompileCache};
 pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};

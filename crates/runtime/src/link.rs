@@ -220,8 +220,21 @@ fn shared_wasi_resources(
     shared
 }
 
-/// What the sandbox gives a plugin with `spec` for the import `name`.
-pub fn import_status(name: &str, spec: &PluginSpec) -> String {
+/// What the sandbox gives a plugin with `spec` for the import `name` (of type `item`).
+pub fn import_status(
+    engine: &Engine,
+    name: &str,
+    item: &ComponentItem,
+    spec: &PluginSpec,
+) -> String {
+    // An interface imported only for its types (wasmcp's `mcp`, say) needs nothing.
+    if let ComponentItem::ComponentInstance(instance) = item
+        && !instance
+            .exports(engine)
+            .any(|(_, e)| matches!(e.ty, ComponentItem::ComponentFunc(_)))
+    {
+        return "types only: nothing to provide".into();
+    }
     let package = name.split('/').next().unwrap_or(name);
     let list = |items: Vec<String>| {
         if items.is_empty() {

@@ -86,6 +86,14 @@ pub enum LoadError {
         /// The plugin's name.
         plugin: String,
     },
+    /// The component exports a wasmcp tools interface the adapter does not know.
+    #[error("plugin `{plugin}`: a wasmcp tools component the host cannot serve: {why}")]
+    Wasmcp {
+        /// The plugin's name.
+        plugin: String,
+        /// What is not as expected.
+        why: String,
+    },
     /// The plugin's key-value store cannot be read.
     #[error("plugin `{plugin}`: its key-value store")]
     KeyValue {

@@ -30,6 +30,7 @@ use super::link::{Prepared, prepare};
 use super::network::NetworkPolicy;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use super::store::StoreState;
+use super::wasmcp::{self, Wasmcp};
 use crate::{LoadError, PluginSpec, RootsAccess};
 use wasmtime_wasi_http::p2::bindings::ProxyIndices;
 
@@ -90,6 +91,8 @@ pub struct Plugin {
     keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
     /// `http_handler = true`: where its `wasi:http/incoming-handler` is.
     http_handler: Option<Arc<ProxyIndices>>,
+    /// For a wasmcp tools component: its `list-tools` and `call-tool`.
+    pub wasmcp: Option<Arc<Wasmcp>>,
     grants: Arc<Grants>,
     /// The granted directories, resolved once: the `file://` URIs this plugin may serve.
     file_dirs: Vec<std::path::PathBuf>,
@@ -210,8 +213,21 @@ impl Plugin {
         } else {
             None
         };
+        // A wasmcp tools component: its own list-tools and call-tool, through the adapter.
+        let adapter = match Wasmcp::find(&runtime.engine, pre.component()) {
+            Some(Ok(adapter)) if exports == Exports::default() && !spec.http_handler => {
+                Some(Arc::new(adapter))
+            }
+            Some(Err(why)) => {
+                return Err(LoadError::Wasmcp {
+                    plugin: spec.name.clone(),
+                    why,
+                });
+            }
+            _ => None,
+        };
         // A component without `palisade:plugin` exports: its functions are the tools.
-        let generic = if exports == Exports::default() {
+        let generic = if exports == Exports::default() && adapter.is_none() {
             let found = GenericTools::discover(&runtime.engine, pre.component(), docs.as_ref())
                 .map_err(|collision| LoadError::ToolNameCollision {
                     plugin: spec.name.clone(),
@@ -292,6 +308,7 @@ impl Plugin {
             completable: Vec::new(),
             generic,
             http_handler,
+            wasmcp: adapter,
             keyvalue,
             grants,
             file_dirs,
@@ -314,6 +331,16 @@ impl Plugin {
         };
         if plugin.http_handler.is_some() {
             plugin.tools.push(http_handler::tool());
+        }
+        if let Some(adapter) = plugin.wasmcp.clone() {
+            plugin.tools =
+                plugin
+                    .list_wasmcp_tools(&adapter)
+                    .await
+                    .map_err(|why| LoadError::Listing {
+                        plugin: plugin.name.to_string(),
+                        why,
+                    })?;
         }
         plugin.resources = listing.resources;
         plugin.templates = listing.templates;
@@ -410,8 +437,98 @@ impl Plugin {
         if let Some(generic) = &self.generic {
             return self.call_generic(generic, &name, &arguments, call).await;
         }
+        if let Some(adapter) = &self.wasmcp {
+            return self.call_wasmcp(adapter, &name, arguments, call).await;
+        }
         self.call_fallible::<_, CallResultView>(call, self.funcs.call_tool, (name, arguments))
             .await
+    }
+
+    /// Calls the export at `export` with `args` (values of its parameters' types) in a fresh
+    /// instance: its result, lifted under the output budget (see `generic::abi`).
+    async fn call_dynamic(
+        &self,
+        call: CallContext,
+        export: ComponentExportIndex,
+        (flat_params, shape): (bool, ResultShape),
+        args: Vec<value::Value>,
+    ) -> Result<Option<value::Value>, CallError> {
+        self.run(call, async move |store, instance| {
+            if flat_params {
+                let args = abi::Args(args);
+                return call_typed_result(store, instance, export, shape, args).await;
+            }
+            // Parameters in memory: the smallest block that holds them.
+            macro_rules! in_block {
+                ($($size:literal),*) => {$(
+                    if takes::<abi::HeapArgs<$size>>(store, instance, export, shape) {
+                        let args = abi::HeapArgs::<$size>(args);
+                        return call_typed_result(store, instance, export, shape, args).await;
+                    }
+                )*};
+            }
+            in_block!(64, 256, 1024, 4096, 16384, 65536);
+            wasmtime::bail!("the parameters take more than 64 KiB")
+        })
+        .await
+    }
+
+    /// Every tool a wasmcp component lists, page by page.
+    async fn list_wasmcp_tools(&self, adapter: &Wasmcp) -> Result<Vec<tools::Tool>, CallError> {
+        let endpoint = &adapter.list_tools;
+        let mut listed = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..wasmcp::max_pages() {
+            let args = adapter
+                .arguments(endpoint, serde_json::json!({ "cursor": cursor }))
+                .map_err(CallError::Stopped)?;
+            let result = self
+                .call_dynamic(
+                    CallContext::default(),
+                    endpoint.export,
+                    endpoint.call_shape(),
+                    args,
+                )
+                .await?;
+            let (page, next) = wasmcp::tools_page(endpoint, result)
+                .map_err(|why| CallError::Stopped(format!("list-tools: {why}")))?;
+            listed.extend(page);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(listed),
+            }
+        }
+        Err(CallError::Stopped(format!(
+            "list-tools: more than {} pages",
+            wasmcp::max_pages()
+        )))
+    }
+
+    /// Calls the tool `name` of a wasmcp component through its `call-tool`.
+    async fn call_wasmcp(
+        &self,
+        adapter: &Wasmcp,
+        name: &str,
+        arguments: String,
+        call: CallContext,
+    ) -> Result<tools::CallResult, CallError> {
+        let endpoint = &adapter.call_tool;
+        let args = adapter
+            .arguments(
+                endpoint,
+                serde_json::json!({"name": name, "arguments": arguments}),
+            )
+            .map_err(CallError::Stopped)?;
+        let result = self
+            .call_dynamic(call, endpoint.export, endpoint.call_shape(), args)
+            .await?;
+        wasmcp::call_result(endpoint, name, result).map_err(|message| {
+            CallError::Plugin(types::PluginError {
+                code: types::ErrorCode::Internal,
+                message,
+                data: None,
+            })
+        })
     }
 
     /// Hands the request the `request` tool's arguments describe to the component's
@@ -469,29 +586,13 @@ impl Plugin {
                 format!("invalid arguments: {e}"),
             )
         })?;
-        let (export, shape) = (func.export(), func.result_shape);
         let result = self
-            .run(call, async move |store, instance| {
-                let args = abi::Args(args);
-                Ok(match shape {
-                    ResultShape::None => {
-                        let typed =
-                            instance.get_typed_func::<abi::Args, ()>(&mut *store, export)?;
-                        typed.call_async(&mut *store, args).await?;
-                        None
-                    }
-                    ResultShape::Flat => {
-                        let typed = instance
-                            .get_typed_func::<abi::Args, (abi::FlatAnswer,)>(&mut *store, export)?;
-                        Some(typed.call_async(&mut *store, args).await?.0.0)
-                    }
-                    ResultShape::Memory => {
-                        let typed = instance
-                            .get_typed_func::<abi::Args, (abi::Answer,)>(&mut *store, export)?;
-                        Some(typed.call_async(&mut *store, args).await?.0.0)
-                    }
-                })
-            })
+            .call_dynamic(
+                call,
+                func.export(),
+                (func.flat_params(), func.result_shape),
+                args,
+            )
             .await?;
         Ok(func.render(result))
     }
@@ -696,6 +797,57 @@ impl Plugin {
             None => Err(time_limit()),
         }
     }
+}
+
+/// Whether `export` takes parameters of type `P` (with a result of `shape`).
+fn takes<P>(
+    store: &mut Store<StoreState>,
+    instance: &Instance,
+    export: ComponentExportIndex,
+    shape: ResultShape,
+) -> bool
+where
+    P: ComponentNamedList + Lower + Send + Sync + 'static,
+{
+    match shape {
+        ResultShape::None => instance
+            .get_typed_func::<P, ()>(&mut *store, export)
+            .is_ok(),
+        ResultShape::Flat => instance
+            .get_typed_func::<P, (abi::FlatAnswer,)>(&mut *store, export)
+            .is_ok(),
+        ResultShape::Memory => instance
+            .get_typed_func::<P, (abi::Answer,)>(&mut *store, export)
+            .is_ok(),
+    }
+}
+
+/// Calls `export` with `args` (of the parameters' type `P`) and lifts its result as `shape` says.
+async fn call_typed_result<P>(
+    store: &mut Store<StoreState>,
+    instance: &Instance,
+    export: ComponentExportIndex,
+    shape: ResultShape,
+    args: P,
+) -> wasmtime::Result<Option<value::Value>>
+where
+    P: ComponentNamedList + Lower + Send + Sync + 'static,
+{
+    Ok(match shape {
+        ResultShape::None => {
+            let typed = instance.get_typed_func::<P, ()>(&mut *store, export)?;
+            typed.call_async(&mut *store, args).await?;
+            None
+        }
+        ResultShape::Flat => {
+            let typed = instance.get_typed_func::<P, (abi::FlatAnswer,)>(&mut *store, export)?;
+            Some(typed.call_async(&mut *store, args).await?.0.0)
+        }
+        ResultShape::Memory => {
+            let typed = instance.get_typed_func::<P, (abi::Answer,)>(&mut *store, export)?;
+            Some(typed.call_async(&mut *store, args).await?.0.0)
+        }
+    })
 }
 
 /// Runs `run` until it ends or `clock`'s deadline passes (`None`); the deadline may move while

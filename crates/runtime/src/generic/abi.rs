@@ -123,6 +123,74 @@ unsafe impl Lower for Args {
     }
 }
 
+/// The arguments of a generic call whose parameters flatten to more than 16 core values: passed
+/// in the plugin's memory, in a block of `SIZE` bytes that wasmtime allocates through the
+/// plugin's `realloc` (at alignment 8, the largest any type has) and that must hold the
+/// parameters' tuple. The caller picks the smallest size that fits, from 64 bytes to 64 KiB in
+/// steps of 4x (a block is at most 4 times what the parameters need).
+pub struct HeapArgs<const SIZE: u32>(pub Vec<Value>);
+
+// SAFETY: 17 `ValRaw`s, more than 16, make wasmtime pass the parameters through memory: it
+// allocates `SIZE` bytes at alignment 8 and hands `linear_lower_to_memory` the pointer, which is
+// what the callee receives. `typecheck` accepts only parameter lists of more than 16 flat values
+// whose tuple fits in `SIZE` bytes.
+#[allow(unsafe_code)]
+unsafe impl<const SIZE: u32> ComponentType for HeapArgs<SIZE> {
+    type Lower = [ValRaw; MAX_FLAT_PARAMS + 1];
+    const ABI: CanonicalAbiInfo = CanonicalAbiInfo {
+        size32: SIZE,
+        align32: 8,
+        size64: SIZE,
+        align64: 8,
+        flat_count: None,
+    };
+
+    fn typecheck(ty: &InterfaceType, types: &InstanceType<'_>) -> Result<()> {
+        let fits = types.types.canonical_abi(ty).size32 <= SIZE;
+        match flat_count(types.types, ty, MAX_FLAT_PARAMS) {
+            None if fits && matches!(ty, InterfaceType::Tuple(_)) => Ok(()),
+            _ => bail!("the parameters do not take a block of {SIZE} bytes"),
+        }
+    }
+}
+
+// SAFETY: as above.
+#[allow(unsafe_code)]
+unsafe impl<const SIZE: u32> ComponentNamedList for HeapArgs<SIZE> {}
+
+// SAFETY: writes the parameters' tuple at the start of the block wasmtime allocated.
+#[allow(unsafe_code)]
+unsafe impl<const SIZE: u32> Lower for HeapArgs<SIZE> {
+    fn linear_lower_to_flat<T>(
+        &self,
+        _cx: &mut LowerContext<'_, T>,
+        _ty: InterfaceType,
+        _dst: &mut MaybeUninit<Self::Lower>,
+    ) -> Result<()> {
+        bail!("parameters passed in memory were asked for flat")
+    }
+
+    fn linear_lower_to_memory<T>(
+        &self,
+        cx: &mut LowerContext<'_, T>,
+        ty: InterfaceType,
+        offset: usize,
+    ) -> Result<()> {
+        let types = cx.types;
+        let InterfaceType::Tuple(params) = ty else {
+            bail!("parameters are not a tuple");
+        };
+        let params = &types[params].types;
+        same_len(params.len(), self.0.len())?;
+        let mut at = 0;
+        for (value, ty) in self.0.iter().zip(params.iter()) {
+            let field = types.canonical_abi(ty).next_field32_size(&mut at);
+            store(cx, types, *ty, value, offset + field)?;
+        }
+        Ok(())
+    }
+}
+
 // SAFETY: two `ValRaw`s, more than the one flat result, make wasmtime take the result through a
 // pointer; the layout of 0 bytes at alignment 1 makes it hand over the slice at that pointer,
 // which `linear_lift_from_memory` checks against the real layout before reading.
@@ -243,6 +311,8 @@ fn flatten(types: &ComponentTypes, ty: InterfaceType, out: &mut Vec<Flat>) -> Re
         | InterfaceType::S32
         | InterfaceType::U32
         | InterfaceType::Char
+        | InterfaceType::Own(_)
+        | InterfaceType::Borrow(_)
         | InterfaceType::Enum(_) => out.push(Flat::I32),
         InterfaceType::S64 | InterfaceType::U64 => out.push(Flat::I64),
         InterfaceType::Float32 => out.push(Flat::F32),
@@ -615,6 +685,10 @@ fn load(cx: &mut LiftContext<'_>, ty: InterfaceType, offset: usize) -> Result<Va
             Value::F64(f64::from_bits(u64::from_le_bytes(read(memory, offset)?)))
         }
         InterfaceType::Char => Value::Char(char_from(read_u32(memory, offset)?)?),
+        // Left in the plugin's table: the instance, and the handle with it, ends with the call.
+        InterfaceType::Own(_) | InterfaceType::Borrow(_) => {
+            Value::Handle(read_u32(memory, offset)?)
+        }
         InterfaceType::String => {
             let pair = read::<8>(memory, offset)?;
             // `Text` charges the length before wasmtime copies (and checks) the string.
@@ -735,6 +809,7 @@ fn lift_one_flat(types: &ComponentTypes, ty: InterfaceType, bits: u64) -> Result
         InterfaceType::Float32 => Value::F32(f32::from_bits(low)),
         InterfaceType::Float64 => Value::F64(f64::from_bits(bits)),
         InterfaceType::Char => Value::Char(char_from(low)?),
+        InterfaceType::Own(_) | InterfaceType::Borrow(_) => Value::Handle(low),
         InterfaceType::Flags(f) => Value::Flags(flags_from(&[low], types[f].names.len())),
         InterfaceType::Record(r) => match &*types[r].fields {
             [field] => Value::Fields(vec![lift_one_flat(types, field.ty, bits)?]),

@@ -46,6 +46,15 @@ pub enum ResultShape {
     Memory,
 }
 
+/// How the result of a function of `signature` comes back.
+pub fn result_shape(signature: &Signature) -> ResultShape {
+    match signature.result.as_ref().map(WitType::flat_count) {
+        None => ResultShape::None,
+        Some(1) => ResultShape::Flat,
+        Some(_) => ResultShape::Memory,
+    }
+}
+
 /// An exported function served as a tool.
 #[derive(Debug, Clone)]
 pub struct GenericFunc {
@@ -208,23 +217,7 @@ impl GenericTools {
                 return;
             }
         };
-        let param_flats: usize = signature.params.iter().map(|(_, t)| t.flat_count()).sum();
-        if param_flats > abi::MAX_FLAT_PARAMS {
-            self.skipped.push(Skipped {
-                path,
-                why: format!(
-                    "its parameters take {param_flats} core values; more than {} (passed in \
-                     memory) is not supported yet",
-                    abi::MAX_FLAT_PARAMS
-                ),
-            });
-            return;
-        }
-        let result_shape = match signature.result.as_ref().map(WitType::flat_count) {
-            None => ResultShape::None,
-            Some(1) => ResultShape::Flat,
-            Some(_) => ResultShape::Memory,
-        };
+        let result_shape = result_shape(&signature);
         let short_interface = at.path.last().map(|p| short_name(p));
         let description = docs
             .and_then(|d| d.function(short_interface.as_deref(), name))
@@ -266,6 +259,11 @@ impl GenericFunc {
         } else {
             format!("{}#{}", self.interface, self.function)
         }
+    }
+
+    /// Whether its parameters are passed flat.
+    pub fn flat_params(&self) -> bool {
+        self.signature.flat_params()
     }
 
     /// Where to call it in an instance of the component.

@@ -143,5 +143,7 @@ fn of(ty: &WitType, way: Way) -> Json {
             "items": {"type": "string", "enum": names},
             "uniqueItems": true,
         }),
+        // No value matches: a generic tool never has a handle (its function is left out).
+        WitType::Handle => json!({"not": {}, "description": "a resource"}),
     }
 }

@@ -41,6 +41,9 @@ pub enum WitType {
         err: Option<Box<WitType>>,
     },
     Flags(Vec<String>),
+    /// A resource handle (`own` or `borrow`): only in the exports an adapter calls (`wasmcp`),
+    /// which never passes one and refuses one it gets back.
+    Handle,
 }
 
 /// A function's parameters and result as the host converts them.
@@ -77,89 +80,117 @@ pub enum Unsupported {
 impl Signature {
     /// The signature of `func`, or why the host cannot call it as a tool.
     pub fn of(func: &ComponentFunc) -> Result<Signature, Unsupported> {
+        Signature::read(func, false)
+    }
+
+    /// The signature of `func`, resources included (as [`WitType::Handle`]): for an adapter
+    /// that knows what the function takes.
+    pub fn with_handles(func: &ComponentFunc) -> Result<Signature, Unsupported> {
+        Signature::read(func, true)
+    }
+
+    fn read(func: &ComponentFunc, handles: bool) -> Result<Signature, Unsupported> {
         if func.async_() {
             return Err(Unsupported::AsyncFunction);
         }
-        let mut budget = MAX_NODES;
+        let mut walk = Walk {
+            budget: MAX_NODES,
+            handles,
+        };
         let params = func
             .params()
-            .map(|(name, ty)| Ok((name.to_string(), convert(&ty, 0, &mut budget)?)))
+            .map(|(name, ty)| Ok((name.to_string(), walk.convert(&ty, 0)?)))
             .collect::<Result<Vec<_>, Unsupported>>()?;
         let mut results = func.results();
         if results.len() > 1 {
             return Err(Unsupported::ManyResults);
         }
-        let result = results
-            .next()
-            .map(|ty| convert(&ty, 0, &mut budget))
-            .transpose()?;
+        let result = results.next().map(|ty| walk.convert(&ty, 0)).transpose()?;
         Ok(Signature { params, result })
     }
 }
 
-fn convert(ty: &Type, depth: usize, budget: &mut usize) -> Result<WitType, Unsupported> {
-    if depth > MAX_DEPTH {
-        return Err(Unsupported::TooDeep);
+impl Signature {
+    /// Whether the parameters are passed flat (at most 16 core values), not in memory.
+    pub fn flat_params(&self) -> bool {
+        let flat: usize = self.params.iter().map(|(_, t)| t.flat_count()).sum();
+        flat <= super::abi::MAX_FLAT_PARAMS
     }
-    *budget = budget.checked_sub(1).ok_or(Unsupported::TooLarge)?;
-    let inner = |ty: &Type, budget: &mut usize| convert(ty, depth + 1, budget).map(Box::new);
-    Ok(match ty {
-        Type::Bool => WitType::Bool,
-        Type::S8 => WitType::S8,
-        Type::U8 => WitType::U8,
-        Type::S16 => WitType::S16,
-        Type::U16 => WitType::U16,
-        Type::S32 => WitType::S32,
-        Type::U32 => WitType::U32,
-        Type::S64 => WitType::S64,
-        Type::U64 => WitType::U64,
-        Type::Float32 => WitType::F32,
-        Type::Float64 => WitType::F64,
-        Type::Char => WitType::Char,
-        Type::String => WitType::String,
-        Type::List(list) => WitType::List(inner(&list.ty(), budget)?),
-        Type::Record(record) => WitType::Record(
-            record
-                .fields()
-                .map(|f| Ok((f.name.to_string(), *inner(&f.ty, budget)?)))
-                .collect::<Result<_, Unsupported>>()?,
-        ),
-        Type::Tuple(tuple) => WitType::Tuple(
-            tuple
-                .types()
-                .map(|t| Ok(*inner(&t, budget)?))
-                .collect::<Result<_, Unsupported>>()?,
-        ),
-        Type::Variant(variant) => WitType::Variant(
-            variant
-                .cases()
-                .map(|c| {
-                    let payload = c.ty.as_ref().map(|t| inner(t, budget)).transpose()?;
-                    Ok((c.name.to_string(), payload.map(|b| *b)))
-                })
-                .collect::<Result<_, Unsupported>>()?,
-        ),
-        Type::Enum(e) => WitType::Enum(e.names().map(str::to_string).collect()),
-        Type::Option(option) => {
-            let some = inner(&option.ty(), budget)?;
-            if matches!(*some, WitType::Option(_)) {
-                return Err(Unsupported::NestedOption);
-            }
-            WitType::Option(some)
+}
+
+/// The conversion's state: what is left of the node budget, and whether handles are taken.
+struct Walk {
+    budget: usize,
+    handles: bool,
+}
+
+impl Walk {
+    fn convert(&mut self, ty: &Type, depth: usize) -> Result<WitType, Unsupported> {
+        if depth > MAX_DEPTH {
+            return Err(Unsupported::TooDeep);
         }
-        Type::Result(result) => WitType::Result {
-            ok: result.ok().map(|t| inner(&t, budget)).transpose()?,
-            err: result.err().map(|t| inner(&t, budget)).transpose()?,
-        },
-        Type::Flags(flags) => WitType::Flags(flags.names().map(str::to_string).collect()),
-        Type::Own(_) => return Err(Unsupported::Resource("own")),
-        Type::Borrow(_) => return Err(Unsupported::Resource("borrow")),
-        Type::Future(_) => return Err(Unsupported::Async("future")),
-        Type::Stream(_) => return Err(Unsupported::Async("stream")),
-        Type::ErrorContext => return Err(Unsupported::Async("error-context")),
-        Type::Map(_) => return Err(Unsupported::Unconverted("map")),
-        Type::FixedLengthList(_) => return Err(Unsupported::Unconverted("fixed-length list")),
-    })
+        self.budget = self.budget.checked_sub(1).ok_or(Unsupported::TooLarge)?;
+        let inner = |walk: &mut Walk, ty: &Type| walk.convert(ty, depth + 1).map(Box::new);
+        let walk = self;
+        Ok(match ty {
+            Type::Bool => WitType::Bool,
+            Type::S8 => WitType::S8,
+            Type::U8 => WitType::U8,
+            Type::S16 => WitType::S16,
+            Type::U16 => WitType::U16,
+            Type::S32 => WitType::S32,
+            Type::U32 => WitType::U32,
+            Type::S64 => WitType::S64,
+            Type::U64 => WitType::U64,
+            Type::Float32 => WitType::F32,
+            Type::Float64 => WitType::F64,
+            Type::Char => WitType::Char,
+            Type::String => WitType::String,
+            Type::List(list) => WitType::List(inner(walk, &list.ty())?),
+            Type::Record(record) => WitType::Record(
+                record
+                    .fields()
+                    .map(|f| Ok((f.name.to_string(), *inner(walk, &f.ty)?)))
+                    .collect::<Result<_, Unsupported>>()?,
+            ),
+            Type::Tuple(tuple) => WitType::Tuple(
+                tuple
+                    .types()
+                    .map(|t| Ok(*inner(walk, &t)?))
+                    .collect::<Result<_, Unsupported>>()?,
+            ),
+            Type::Variant(variant) => WitType::Variant(
+                variant
+                    .cases()
+                    .map(|c| {
+                        let payload = c.ty.as_ref().map(|t| inner(walk, t)).transpose()?;
+                        Ok((c.name.to_string(), payload.map(|b| *b)))
+                    })
+                    .collect::<Result<_, Unsupported>>()?,
+            ),
+            Type::Enum(e) => WitType::Enum(e.names().map(str::to_string).collect()),
+            Type::Option(option) => {
+                let some = inner(walk, &option.ty())?;
+                if matches!(*some, WitType::Option(_)) {
+                    return Err(Unsupported::NestedOption);
+                }
+                WitType::Option(some)
+            }
+            Type::Result(result) => WitType::Result {
+                ok: result.ok().map(|t| inner(walk, &t)).transpose()?,
+                err: result.err().map(|t| inner(walk, &t)).transpose()?,
+            },
+            Type::Flags(flags) => WitType::Flags(flags.names().map(str::to_string).collect()),
+            Type::Own(_) | Type::Borrow(_) if walk.handles => WitType::Handle,
+            Type::Own(_) => return Err(Unsupported::Resource("own")),
+            Type::Borrow(_) => return Err(Unsupported::Resource("borrow")),
+            Type::Future(_) => return Err(Unsupported::Async("future")),
+            Type::Stream(_) => return Err(Unsupported::Async("stream")),
+            Type::ErrorContext => return Err(Unsupported::Async("error-context")),
+            Type::Map(_) => return Err(Unsupported::Unconverted("map")),
+            Type::FixedLengthList(_) => return Err(Unsupported::Unconverted("fixed-length list")),
+        })
+    }
 }
 
 impl WitType {
@@ -221,6 +252,7 @@ impl WitType {
                 format!("result<{}, {}>", part(ok), part(err))
             }
             WitType::Flags(_) => "flags".into(),
+            WitType::Handle => "resource".into(),
         }
     }
 }

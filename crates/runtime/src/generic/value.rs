@@ -48,6 +48,8 @@ pub enum Value {
     Case(u32, Option<Box<Value>>),
     /// Which of the flags are set, in declaration order.
     Flags(Vec<bool>),
+    /// A resource handle the plugin returned (its index in the plugin's table; never used).
+    Handle(u32),
 }
 
 /// An argument that does not fit its parameter's type.
@@ -237,6 +239,7 @@ pub fn from_json(ty: &WitType, json: &Json, path: &str) -> Result<Value, Argumen
             }
             Value::Flags(set)
         }
+        WitType::Handle => return Err(problem("a resource cannot be given as JSON".into())),
     })
 }
 
@@ -251,6 +254,7 @@ pub fn to_json(ty: &WitType, value: &Value) -> Json {
         (_, Value::Char(c)) => Json::String(c.to_string()),
         (_, Value::String(s)) => Json::String(s.clone()),
         (_, Value::Bytes(b)) => Json::String(base64::engine::general_purpose::STANDARD.encode(b)),
+        (_, Value::Handle(_)) => Json::Null,
         (WitType::List(item), Value::List(items)) => {
             Json::Array(items.iter().map(|v| to_json(item, v)).collect())
         }
@@ -364,6 +368,7 @@ fn expected(ty: &WitType) -> String {
             format!("one of {}", shapes.join(", "))
         }
         WitType::Flags(names) => format!("an array of distinct names from {}", quoted(names)),
+        WitType::Handle => "a resource".into(),
     }
 }
 
