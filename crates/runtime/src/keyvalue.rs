@@ -229,6 +229,9 @@ fn bucket_name(state: &StoreState, bucket: &Resource<Bucket>) -> Result<String, 
 
 type Answer<T> = wasmtime::Result<(Result<T, KvError>,)>;
 
+/// What `get-many` answers per key: the key and its value, if there is one.
+type Found = Option<(String, Vec<u8>)>;
+
 /// Defines the three interfaces of `wasi:keyvalue@0.2.0-draft` in `linker`.
 pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     let mut store = linker.instance(STORE)?;
@@ -368,9 +371,7 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     let mut batch = linker.instance(BATCH)?;
     batch.func_wrap(
         "get-many",
-        |store,
-         (bucket, keys): (Resource<Bucket>, Many<Text>)|
-         -> Answer<Vec<Option<(String, Vec<u8>)>>> {
+        |store, (bucket, keys): (Resource<Bucket>, Many<Text>)| -> Answer<Vec<Found>> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;

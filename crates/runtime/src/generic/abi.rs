@@ -6,7 +6,7 @@
 //! million times before the host could count a byte. So a generic call goes through a
 //! [`TypedFunc`](wasmtime::component::TypedFunc) whose parameter and result types are ours:
 //! [`Args`] lowers the values along the function's types, and [`Answer`] lifts the result while
-//! charging the call's [`LiftBudget`](crate::lift) before each copy, as the views of `lift.rs`
+//! charging the call's lift budget (`lift.rs`) before each copy, as the views of `lift.rs`
 //! do for the `palisade:plugin` exports.
 //!
 //! The canonical ABI decides where values go by how many core values they flatten to. Arguments
