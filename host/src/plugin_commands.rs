@@ -492,8 +492,9 @@ fn write_section(
         section.insert("verify", toml_edit::value(verify));
     }
     section.decor_mut().set_prefix(
-        "\n# Added by `palisade add`; granted nothing. Grants: network, dirs, roots, env \
-         (docs/configuration.md); ask = true asks you when it reaches for a host or a variable.\n",
+        "\n# Added by `palisade add`; granted nothing. Grants: network, dirs, roots, env, config, \
+         keyvalue (docs/configuration.md); ask = true asks you when it reaches for a host or a \
+         variable.\n",
     );
     plugins.insert(name, toml_edit::Item::Table(section));
     write_whole(config_path, &doc.to_string())

@@ -4,23 +4,29 @@ use std::process::Command;
 
 use palisade_tests::*;
 
-#[test]
-fn official_python_sdk_lists_and_calls_tools_over_stdio() {
+/// Runs the Python SDK client `script` (tests/clients/) against `palisade serve --plugin
+/// PLUGIN`; its output, after checking it succeeded.
+fn python_client(script: &str, plugin: &str) -> String {
     let cache = shared_cache_dir();
-    let script = repo_root().join("tests/clients/python_stdio.py");
     let out = Command::new(pyclient_python())
-        .arg(&script)
+        .arg(repo_root().join("tests/clients").join(script))
         .arg(palisade_bin())
-        .arg(plugin_path("hello"))
+        .arg(plugin_path(plugin))
         .arg(cache.as_path())
         .output()
         .expect("running the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
         "the Python SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
+    stdout
+}
+
+#[test]
+fn official_python_sdk_lists_and_calls_tools_over_stdio() {
+    let stdout = python_client("python_stdio.py", "hello");
     for line in [
         "negotiated 2025-11-25 with palisade",
         "tools ['hello_echo', 'hello_greet']",
@@ -34,21 +40,7 @@ fn official_python_sdk_lists_and_calls_tools_over_stdio() {
 
 #[test]
 fn official_python_sdk_lists_and_calls_a_generic_components_tools() {
-    let cache = shared_cache_dir();
-    let script = repo_root().join("tests/clients/python_generic.py");
-    let out = Command::new(pyclient_python())
-        .arg(&script)
-        .arg(palisade_bin())
-        .arg(plugin_path("generic-types"))
-        .arg(cache.as_path())
-        .output()
-        .expect("running the Python client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the Python SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-    );
+    let stdout = python_client("python_generic.py", "generic-types");
     for line in [
         "tools 22",
         "add-u8 -> {'result': 4}",

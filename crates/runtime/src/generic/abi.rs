@@ -318,14 +318,9 @@ fn flatten(types: &ComponentTypes, ty: InterfaceType, out: &mut Vec<Flat>) -> Re
         InterfaceType::Float32 => out.push(Flat::F32),
         InterfaceType::Float64 => out.push(Flat::F64),
         InterfaceType::String | InterfaceType::List(_) => out.extend([Flat::I32, Flat::I32]),
-        InterfaceType::Record(r) => {
-            for field in types[r].fields.iter() {
-                flatten(types, field.ty, out)?;
-            }
-        }
-        InterfaceType::Tuple(t) => {
-            for ty in types[t].types.iter() {
-                flatten(types, *ty, out)?;
+        InterfaceType::Record(_) | InterfaceType::Tuple(_) => {
+            for field in fields(types, ty) {
+                flatten(types, field, out)?;
             }
         }
         InterfaceType::Flags(f) => out.extend(std::iter::repeat_n(
@@ -339,6 +334,15 @@ fn flatten(types: &ComponentTypes, ty: InterfaceType, out: &mut Vec<Flat>) -> Re
         other => bail!("cannot pass a value of type {other:?}"),
     }
     Ok(())
+}
+
+/// The types of a record's fields or a tuple's items, in order (none for other types).
+fn fields(types: &ComponentTypes, ty: InterfaceType) -> Vec<InterfaceType> {
+    match ty {
+        InterfaceType::Record(r) => types[r].fields.iter().map(|f| f.ty).collect(),
+        InterfaceType::Tuple(t) => types[t].types.to_vec(),
+        _ => Vec::new(),
+    }
 }
 
 /// The payload types of a variant-like type's cases, in case order.
@@ -408,18 +412,11 @@ fn lower_flat<T>(
             let (ptr, len) = lower_list(cx, types, types[l].element, value)?;
             out.extend([(Flat::I32, ptr), (Flat::I32, len)]);
         }
-        (InterfaceType::Record(r), Value::Fields(values)) => {
-            let fields = &types[r].fields;
+        (InterfaceType::Record(_) | InterfaceType::Tuple(_), Value::Fields(values)) => {
+            let fields = fields(types, ty);
             same_len(fields.len(), values.len())?;
-            for (field, value) in fields.iter().zip(values) {
-                lower_flat(cx, types, field.ty, value, out)?;
-            }
-        }
-        (InterfaceType::Tuple(t), Value::Fields(values)) => {
-            let items = &types[t].types;
-            same_len(items.len(), values.len())?;
-            for (ty, value) in items.iter().zip(values) {
-                lower_flat(cx, types, *ty, value, out)?;
+            for (field, value) in fields.into_iter().zip(values) {
+                lower_flat(cx, types, field, value, out)?;
             }
         }
         (InterfaceType::Flags(f), Value::Flags(set)) => {
@@ -585,23 +582,13 @@ fn store<T>(
             let (ptr, len) = lower_list(cx, types, types[l].element, value)?;
             write_pair(cx, offset, ptr, len)
         }
-        (InterfaceType::Record(r), Value::Fields(values)) => {
-            let fields = &types[r].fields;
+        (InterfaceType::Record(_) | InterfaceType::Tuple(_), Value::Fields(values)) => {
+            let fields = fields(types, ty);
             same_len(fields.len(), values.len())?;
             let mut at = 0;
-            for (field, value) in fields.iter().zip(values) {
-                let field_offset = types.canonical_abi(&field.ty).next_field32_size(&mut at);
-                store(cx, types, field.ty, value, offset + field_offset)?;
-            }
-            Ok(())
-        }
-        (InterfaceType::Tuple(t), Value::Fields(values)) => {
-            let items = &types[t].types;
-            same_len(items.len(), values.len())?;
-            let mut at = 0;
-            for (ty, value) in items.iter().zip(values) {
-                let item_offset = types.canonical_abi(ty).next_field32_size(&mut at);
-                store(cx, types, *ty, value, offset + item_offset)?;
+            for (field, value) in fields.into_iter().zip(values) {
+                let field_offset = types.canonical_abi(&field).next_field32_size(&mut at);
+                store(cx, types, field, value, offset + field_offset)?;
             }
             Ok(())
         }
@@ -717,23 +704,13 @@ fn load(cx: &mut LiftContext<'_>, ty: InterfaceType, offset: usize) -> Result<Va
                 Value::List(items)
             }
         }
-        InterfaceType::Record(r) => {
+        InterfaceType::Record(_) | InterfaceType::Tuple(_) => {
             charge(ITEM_BYTES)?;
             let mut at = 0;
             let mut values = Vec::new();
-            for field in types[r].fields.iter() {
-                let field_offset = types.canonical_abi(&field.ty).next_field32_size(&mut at);
-                values.push(load(cx, field.ty, offset + field_offset)?);
-            }
-            Value::Fields(values)
-        }
-        InterfaceType::Tuple(t) => {
-            charge(ITEM_BYTES)?;
-            let mut at = 0;
-            let mut values = Vec::new();
-            for ty in types[t].types.iter() {
-                let item_offset = types.canonical_abi(ty).next_field32_size(&mut at);
-                values.push(load(cx, *ty, offset + item_offset)?);
+            for ty in fields(types, ty) {
+                let field_offset = types.canonical_abi(&ty).next_field32_size(&mut at);
+                values.push(load(cx, ty, offset + field_offset)?);
             }
             Value::Fields(values)
         }
