@@ -243,14 +243,14 @@ fn resolve_plugin(
     let limits = resolve_limits(section.limits).map_err(|(field, why)| {
         ConfigError(format!("{} {why}", at(&name, &format!("limits.{field}"))))
     })?;
-    let env = resolve_values(section.env, is_variable_name)
+    let env = resolve_values(section.env, is_variable_name, "variable name")
         .map_err(|(var, why)| ConfigError(format!("{} {var}: {why}", at(&name, "env"))))?;
     let keyvalue = section
         .keyvalue
         .map(|kv| resolve_keyvalue(kv, &name, base))
         .transpose()
         .map_err(|why| ConfigError(format!("{} {why}", at(&name, "keyvalue"))))?;
-    let config = resolve_values(section.config, |key| !key.is_empty())
+    let config = resolve_values(section.config, |key| !key.is_empty(), "key")
         .map_err(|(key, why)| ConfigError(format!("{} {key:?}: {why}", at(&name, "config"))))?;
     let network = section
         .network
@@ -572,12 +572,13 @@ fn is_variable_name(name: &str) -> bool {
 fn resolve_values(
     values: BTreeMap<String, EnvValue>,
     valid_key: fn(&str) -> bool,
+    what: &str,
 ) -> Result<Vec<(String, String)>, (String, String)> {
     values
         .into_iter()
         .map(|(var, value)| {
             if !valid_key(&var) || var.contains('\0') {
-                return Err((var, "is not a valid name".to_string()));
+                return Err((var, format!("is not a valid {what}")));
             }
             let value = match value {
                 EnvValue::Value(v) => v,
