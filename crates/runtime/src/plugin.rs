@@ -478,7 +478,7 @@ impl Plugin {
         let endpoint = &adapter.list_tools;
         let mut listed = Vec::new();
         let mut cursor: Option<String> = None;
-        for _ in 0..wasmcp::max_pages() {
+        for _ in 0..wasmcp::MAX_PAGES {
             let args = adapter
                 .arguments(endpoint, serde_json::json!({ "cursor": cursor }))
                 .map_err(CallError::Stopped)?;
@@ -500,7 +500,7 @@ impl Plugin {
         }
         Err(CallError::Stopped(format!(
             "list-tools: more than {} pages",
-            wasmcp::max_pages()
+            wasmcp::MAX_PAGES
         )))
     }
 
@@ -522,13 +522,8 @@ impl Plugin {
         let result = self
             .call_dynamic(call, endpoint.export, endpoint.call_shape(), args)
             .await?;
-        wasmcp::call_result(endpoint, name, result).map_err(|message| {
-            CallError::Plugin(types::PluginError {
-                code: types::ErrorCode::Internal,
-                message,
-                data: None,
-            })
-        })
+        wasmcp::call_result(endpoint, name, result)
+            .map_err(|message| plugin_error(types::ErrorCode::Internal, message))
     }
 
     /// Hands the request the `request` tool's arguments describe to the component's
@@ -539,15 +534,8 @@ impl Plugin {
         arguments: &str,
         call: CallContext,
     ) -> Result<tools::CallResult, CallError> {
-        let invalid = |message: String| {
-            CallError::Plugin(types::PluginError {
-                code: types::ErrorCode::InvalidParams,
-                message,
-                data: None,
-            })
-        };
-        let arguments: serde_json::Value = serde_json::from_str(arguments)
-            .map_err(|e| invalid(format!("the arguments are not JSON: {e}")))?;
+        let invalid = |message| plugin_error(types::ErrorCode::InvalidParams, message);
+        let arguments = json_arguments(arguments)?;
         let request = http_handler::request(&arguments).map_err(invalid)?;
         let limit = self.spec.limits.output_bytes;
         self.run(call, async move |store, instance| {
@@ -564,22 +552,10 @@ impl Plugin {
         arguments: &str,
         call: CallContext,
     ) -> Result<tools::CallResult, CallError> {
-        let plugin_error = |code, message: String| {
-            CallError::Plugin(types::PluginError {
-                code,
-                message,
-                data: None,
-            })
-        };
         let func = generic
             .get(name)
             .ok_or_else(|| plugin_error(types::ErrorCode::NotFound, format!("no tool `{name}`")))?;
-        let arguments: serde_json::Value = serde_json::from_str(arguments).map_err(|e| {
-            plugin_error(
-                types::ErrorCode::InvalidParams,
-                format!("the arguments are not JSON: {e}"),
-            )
-        })?;
+        let arguments = json_arguments(arguments)?;
         let args = value::arguments(&func.signature.params, &arguments).map_err(|e| {
             plugin_error(
                 types::ErrorCode::InvalidParams,
@@ -797,6 +773,25 @@ impl Plugin {
             None => Err(time_limit()),
         }
     }
+}
+
+/// The plugin's own kind of failure, for calls the host answers for it.
+fn plugin_error(code: types::ErrorCode, message: String) -> CallError {
+    CallError::Plugin(types::PluginError {
+        code,
+        message,
+        data: None,
+    })
+}
+
+/// A call's arguments (JSON text), parsed.
+fn json_arguments(arguments: &str) -> Result<serde_json::Value, CallError> {
+    serde_json::from_str(arguments).map_err(|e| {
+        plugin_error(
+            types::ErrorCode::InvalidParams,
+            format!("the arguments are not JSON: {e}"),
+        )
+    })
 }
 
 /// Whether `export` takes parameters of type `P` (with a result of `shape`).

@@ -34,7 +34,7 @@ fn revision(interface: &str) -> &'static str {
 }
 
 /// Pages of `list-tools` the adapter follows.
-const MAX_PAGES: usize = 100;
+pub const MAX_PAGES: usize = 100;
 
 /// One exported function: where it is and its types.
 #[derive(Debug, Clone)]
@@ -148,11 +148,6 @@ pub fn tools_page(
         .collect::<Result<Vec<_>, String>>()?;
     let next = page["next-cursor"].as_str().map(str::to_string);
     Ok((tools, next))
-}
-
-/// The most pages `list-tools` is followed for.
-pub const fn max_pages() -> usize {
-    MAX_PAGES
 }
 
 /// What `call-tool` answered for the tool `name`.
