@@ -75,7 +75,7 @@ python_sdk() {
 build_apps() {
     local app_file="$1" sdk="$2"
     shift 2
-    local apps=("$plugins_dir"/*/"$app_file")
+    local apps=("$plugins_dir"/*/"$app_file" "$plugins_dir"/fixtures/*/"$app_file")
     for app in "${apps[@]}"; do
         [[ -e "$app" ]] || continue
         local dir name

@@ -130,11 +130,13 @@ mod completion;
 mod content;
 mod error;
 pub mod host;
+pub mod http;
 mod plugin;
 mod prompt;
 mod resource;
 mod result;
 mod schema;
+mod secret;
 mod template;
 mod tool;
 
@@ -143,6 +145,7 @@ pub use plugin::Plugin;
 pub use prompt::{IntoPromptResult, Prompt, PromptMessage, PromptResult};
 pub use resource::{IntoResourceContents, Resource, ResourceInfo, ResourceTemplate};
 pub use result::{IntoToolResult, Json, ToolResult};
+pub use secret::{MissingSecret, config, secret};
 pub use template::percent_encode;
 pub use tool::{NoArgs, Tool};
 

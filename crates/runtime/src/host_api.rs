@@ -12,7 +12,14 @@ use crate::{Capability, HOST_KEY_PREFIX, RootsAccess, is_env_name};
 impl StoreState {
     /// Forwards `event`, charged against the call's output limit: past it, events are dropped
     /// (said once in the server's log), so a plugin cannot queue more than its limit.
-    fn report(&mut self, event: PluginEvent) {
+    fn report(&mut self, mut event: PluginEvent) {
+        if let PluginEvent::Progress {
+            message: Some(message),
+            ..
+        } = &mut event
+        {
+            self.grants.redactor.redact_in_place(message);
+        }
         let strings = match &event {
             PluginEvent::Progress { message, .. } => message.output_size(),
             PluginEvent::Log { message, .. } => message.output_size(),
@@ -69,7 +76,8 @@ const NO_CLIENT: &str =
     "no client to ask: this call was not made by a client (the plugin is being loaded)";
 
 impl host::Host for StoreState {
-    async fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
+    async fn log(&mut self, level: LogLevel, mut message: String) -> wasmtime::Result<()> {
+        self.grants.redactor.redact_in_place(&mut message);
         let plugin = &*self.plugin;
         // The server's own log gets at most MAX_HOST_LOG_BYTES of one call's messages, as for
         // stdout and stderr; the client's share is rate-limited where it is forwarded.

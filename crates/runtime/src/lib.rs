@@ -62,6 +62,7 @@ mod output;
 mod plugin;
 pub mod private_dir;
 mod sandbox;
+mod secrets;
 mod spec;
 mod store;
 mod wasi_config;
@@ -82,6 +83,7 @@ pub use link::import_status;
 pub use load_error::{Cause, LoadError};
 pub use plugin::{CallError, Exports, Plugin};
 pub use sandbox::Root;
+pub use secrets::{MIN_REDACTED_LEN, Redactor, SecretGrant, SecretValue};
 pub use spec::{
     AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, RootsAccess,
 };

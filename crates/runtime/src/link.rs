@@ -277,7 +277,18 @@ pub fn import_status(
         }
         "wasi:cli" if name.starts_with("wasi:cli/environment") => format!(
             "provided; variables: {} (no arguments)",
-            list(spec.env.iter().map(|(k, _)| k.clone()).collect())
+            list(
+                spec.env
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .chain(
+                        spec.secrets
+                            .iter()
+                            .filter(|s| s.as_env)
+                            .map(|s| format!("{} (secret)", s.name))
+                    )
+                    .collect()
+            )
         ),
         "wasi:cli" if name.starts_with("wasi:cli/stdin") => "provided, empty".into(),
         "wasi:cli" if name.contains("/stdout") || name.contains("/stderr") => {
@@ -285,7 +296,13 @@ pub fn import_status(
         }
         "wasi:config" if is_provided(name, spec) => format!(
             "provided; keys: {}",
-            list(spec.config.iter().map(|(k, _)| k.clone()).collect())
+            list(
+                spec.config
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .chain(spec.secrets.iter().map(|s| format!("{} (secret)", s.name)))
+                    .collect()
+            )
         ),
         "wasi:keyvalue" if super::keyvalue::INTERFACES.contains(&name) => match &spec.keyvalue {
             Some(grant) => format!(

@@ -29,6 +29,7 @@ use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
 use super::link::{Prepared, prepare};
 use super::network::NetworkPolicy;
 use super::sandbox::{Grants, OutputCapture, wasi_context};
+use super::secrets::Redactor;
 use super::store::StoreState;
 use super::wasmcp::{self, Wasmcp};
 use crate::{LoadError, PluginSpec, RootsAccess};
@@ -278,6 +279,8 @@ impl Plugin {
             roots: spec.roots,
             env: spec.env.clone(),
             config: spec.config.clone(),
+            secrets: spec.secrets.clone(),
+            redactor: Redactor::new(&spec.secrets),
             network: spec.network.clone().into(),
             hidden: Arc::new([runtime.cache.dir().to_path_buf()]),
         });
@@ -422,6 +425,31 @@ impl Plugin {
     /// Calls the tool `name` (the plugin's own name) with `arguments` (JSON text) in a fresh
     /// instance.
     pub async fn call_tool(
+        &self,
+        name: String,
+        arguments: String,
+        call: CallContext,
+    ) -> Result<tools::CallResult, CallError> {
+        let outcome = self.call_tool_as_answered(name, arguments, call).await;
+        let redactor = &self.grants.redactor;
+        if redactor.is_empty() {
+            return outcome;
+        }
+        match outcome {
+            Ok(mut result) => {
+                redact_result(redactor, &mut result);
+                Ok(result)
+            }
+            Err(CallError::Plugin(mut e)) => {
+                redactor.redact_in_place(&mut e.message);
+                Err(CallError::Plugin(e))
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// [`call_tool`](Plugin::call_tool)'s answer, before the plugin's secrets are hidden in it.
+    async fn call_tool_as_answered(
         &self,
         name: String,
         arguments: String,
@@ -635,7 +663,10 @@ impl Plugin {
             call_export::<P, Result<V, PluginErrorView>>(store, instance, &func, params).await
         })
         .await?
-        .map_err(CallError::Plugin)
+        .map_err(|mut e| {
+            self.grants.redactor.redact_in_place(&mut e.message);
+            CallError::Plugin(e)
+        })
     }
 
     /// Runs `f` against a fresh instance under every limit of the plugin.
@@ -671,8 +702,9 @@ impl Plugin {
                 .map_err(|closed| CallError::Host(closed.into()))?,
         };
         let stats = call.stats.clone();
-        let stdout = OutputCapture::new(self.name.clone(), "stdout");
-        let stderr = OutputCapture::new(self.name.clone(), "stderr");
+        let redactor = &self.grants.redactor;
+        let stdout = OutputCapture::new(self.name.clone(), "stdout", redactor.clone());
+        let stderr = OutputCapture::new(self.name.clone(), "stderr", redactor.clone());
         let wasi = wasi_context(&self.grants, &call.roots, stdout.clone(), stderr.clone())
             .map_err(CallError::Host)?;
         let clock = Arc::new(CallClock::new(deadline));
@@ -767,11 +799,31 @@ impl Plugin {
                     return Err(CallError::Limit(self.name.clone(), limit));
                 }
                 let why = describe_failure(&err, &stderr_tail);
+                let why = self.grants.redactor.redact(&why);
                 tracing::warn!(plugin = &*self.name, "plugin stopped: {why}");
                 Err(CallError::Stopped(format!("plugin `{}` {why}", self.name)))
             }
             None => Err(time_limit()),
         }
+    }
+}
+
+/// Hides the plugin's secrets in what its tool answered for the model: text, embedded text
+/// and structured content. (Errors and logs are redacted where they are made.)
+fn redact_result(redactor: &Redactor, result: &mut tools::CallResult) {
+    for block in &mut result.content {
+        match block {
+            types::ContentBlock::Text(text) => redactor.redact_in_place(&mut text.text),
+            types::ContentBlock::EmbeddedResource(embedded) => {
+                if let types::ResourceBody::Text(text) = &mut embedded.resource.body {
+                    redactor.redact_in_place(text);
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(json) = &mut result.structured_content {
+        redactor.redact_in_place(json);
     }
 }
 

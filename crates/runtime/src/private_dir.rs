@@ -96,6 +96,19 @@ pub fn writable_only_by_me(_meta: &std::fs::Metadata) -> bool {
     true
 }
 
+/// Whether a file belongs to the user running palisade and no one else can read or write it.
+#[cfg(unix)]
+pub fn readable_only_by_me(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    meta.uid() == rustix::process::geteuid().as_raw() && meta.mode() & 0o077 == 0
+}
+
+/// Whether a file belongs to the user running palisade and no one else can read or write it.
+#[cfg(not(unix))]
+pub fn readable_only_by_me(_meta: &std::fs::Metadata) -> bool {
+    true
+}
+
 /// Writes `bytes` to `path` (mode 0600) whole: through a temporary file beside it, synced, then
 /// renamed, so a reader never sees half a file and a crash leaves the old one.
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -12,7 +12,7 @@ use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
-use crate::{AccessMode, DirGrant, HostPattern, RootsAccess};
+use crate::{AccessMode, DirGrant, HostPattern, Redactor, RootsAccess, SecretGrant};
 
 /// A directory of the client's (an MCP root, or a `--root` directory), as plugins see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +98,10 @@ pub struct Grants {
     pub env: Vec<(String, String)>,
     /// `wasi:config` values, by key.
     pub config: Vec<(String, String)>,
+    /// Secrets, read through `wasi:config` like `config`.
+    pub secrets: Vec<SecretGrant>,
+    /// Hides the secrets in what the host writes about the plugin.
+    pub redactor: Redactor,
     /// Hosts it may reach over `wasi:http`.
     pub network: Arc<[HostPattern]>,
     /// Host directories no plugin may reach whatever its grants (the compile cache): a root that
@@ -170,6 +174,9 @@ pub fn wasi_context(
         // wasmtime-wasi builds the bytes in host memory before copying them into the plugin's.
         .max_random_size(MAX_RANDOM_BYTES)
         .envs(&grants.env);
+    for secret in grants.secrets.iter().filter(|s| s.as_env) {
+        builder.env(&secret.name, secret.value.expose());
+    }
     for dir in &grants.dirs {
         builder
             .preopened_dir(
@@ -220,6 +227,7 @@ const TAIL_BYTES: usize = 4 << 10;
 pub struct OutputCapture {
     plugin: Arc<str>,
     stream: &'static str,
+    redactor: Redactor,
     state: Arc<Mutex<CaptureState>>,
 }
 
@@ -233,10 +241,11 @@ struct CaptureState {
 
 impl OutputCapture {
     /// Captures the `stream` (stdout or stderr) of `plugin` into the host's log.
-    pub fn new(plugin: Arc<str>, stream: &'static str) -> OutputCapture {
+    pub fn new(plugin: Arc<str>, stream: &'static str, redactor: Redactor) -> OutputCapture {
         OutputCapture {
             plugin,
             stream,
+            redactor,
             state: Arc::default(),
         }
     }
@@ -271,7 +280,7 @@ impl OutputCapture {
             plugin = %self.plugin,
             stream = self.stream,
             "{}",
-            String::from_utf8_lossy(&line)
+            self.redactor.redact(&String::from_utf8_lossy(&line))
         );
     }
 
@@ -293,7 +302,9 @@ impl OutputCapture {
             state.dropped = 0;
         }
         let tail: Vec<u8> = state.tail.iter().copied().collect();
-        String::from_utf8_lossy(&tail).into_owned()
+        self.redactor
+            .redact(&String::from_utf8_lossy(&tail))
+            .into_owned()
     }
 }
 
@@ -386,7 +397,7 @@ mod tests {
 
     #[test]
     fn capture_keeps_a_tail_and_caps_the_log() {
-        let capture = OutputCapture::new("t".into(), "stderr");
+        let capture = OutputCapture::new("t".into(), "stderr", Redactor::default());
         let big = vec![b'x'; MAX_LOGGED_BYTES * 2];
         capture.write(&big);
         capture.write(b"\nlast words\n");

@@ -105,6 +105,8 @@ pub struct PluginSpec {
     pub env: Vec<(String, String)>,
     /// Values it may read through `wasi:config/store`, by key.
     pub config: Vec<(String, String)>,
+    /// Secrets it may read through `wasi:config/store`, kept out of logs and errors.
+    pub secrets: Vec<crate::SecretGrant>,
     /// Components composed into this one: their exports satisfy its imports of the same name,
     /// and they run in its store, with its grants and limits.
     pub links: Vec<LinkedComponent>,
@@ -132,6 +134,7 @@ impl PluginSpec {
             limits: Limits::default(),
             env: Vec::new(),
             config: Vec::new(),
+            secrets: Vec::new(),
             links: Vec::new(),
             keyvalue: None,
             http_handler: false,

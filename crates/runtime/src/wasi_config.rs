@@ -1,5 +1,5 @@
-//! `wasi:config/store`: the configuration values the operator gives a plugin
-//! (`[plugins.NAME.config]`), read by key.
+//! `wasi:config/store`: the configuration values and secrets the operator gives a plugin
+//! (`[plugins.NAME.config]`, `[plugins.NAME.secrets]`), read by key.
 //!
 //! Both published versions are served, `0.2.0-draft` and `0.2.0-rc.1`: their interfaces are the
 //! same, but pre-release versions only match themselves, so a component built against one does
@@ -38,17 +38,26 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
         // a plugin hands the host.
         instance.func_wrap("get", |store, (key,): (Text,)| {
             let key = key.into_owned();
-            let value = store
-                .data()
-                .grants
+            let grants = &store.data().grants;
+            let value = grants
                 .config
                 .iter()
                 .find(|(k, _)| *k == key)
-                .map(|(_, v)| v.clone());
+                .map(|(_, v)| v.clone())
+                .or_else(|| {
+                    let secret = grants.secrets.iter().find(|s| s.name == key)?;
+                    Some(secret.value.expose().to_string())
+                });
             Ok((Ok::<_, ConfigError>(value),))
         })?;
         instance.func_wrap("get-all", |store, (): ()| {
-            Ok((Ok::<_, ConfigError>(store.data().grants.config.clone()),))
+            let grants = &store.data().grants;
+            let secrets = grants
+                .secrets
+                .iter()
+                .map(|s| (s.name.clone(), s.value.expose().to_string()));
+            let all: Vec<(String, String)> = grants.config.iter().cloned().chain(secrets).collect();
+            Ok((Ok::<_, ConfigError>(all),))
         })?;
     }
     Ok(())

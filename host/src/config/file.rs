@@ -212,6 +212,10 @@ pub struct PluginSection {
     /// Values the plugin reads through `wasi:config/store`: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
     pub config: BTreeMap<String, EnvValue>,
+    /// Secrets the plugin reads through `wasi:config/store`: `NAME = { env = "VAR" }` or
+    /// `NAME = { file = "PATH" }`, kept out of logs and errors.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, SecretSection>,
     /// Hosts the plugin may reach over `wasi:http` (see [`HostPattern`](crate::runtime::HostPattern)).
     #[serde(default)]
     pub network: Vec<String>,
@@ -238,6 +242,19 @@ pub struct KeyValueSection {
     pub path: Option<PathBuf>,
     /// The most the store may hold, in KiB: bucket names, keys and values (default 1024).
     pub max_kib: Option<u64>,
+}
+
+/// `[plugins.NAME.secrets]` `NAME = { ... }`: where a secret's value is read from.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretSection {
+    /// The server's own environment variable that holds it.
+    pub env: Option<String>,
+    /// A file that holds it (relative to the configuration file), readable by no one else.
+    pub file: Option<PathBuf>,
+    /// Also give it to the plugin as the environment variable NAME.
+    #[serde(default)]
+    pub as_env: bool,
 }
 
 /// An environment variable's value: given, or passed from the server's own environment.

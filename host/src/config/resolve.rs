@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::file::*;
 use super::model::*;
 use super::{ConfigError, HostPattern, InvalidValue, access, parse_sha256};
-use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES};
+use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES, SecretGrant, SecretValue};
 use access::{AccessConfig, Scope};
 
 /// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.
@@ -252,6 +252,19 @@ fn resolve_plugin(
         .map_err(|why| ConfigError(format!("{} {why}", at(&name, "keyvalue"))))?;
     let config = resolve_values(section.config, |key| !key.is_empty(), "key")
         .map_err(|(key, why)| ConfigError(format!("{} {key:?}: {why}", at(&name, "config"))))?;
+    let secrets = resolve_secrets(section.secrets, base)
+        .map_err(|(key, why)| ConfigError(format!("{} {key}: {why}", at(&name, "secrets"))))?;
+    if let Some(clash) = secrets.iter().find(|s| {
+        config.iter().any(|(k, _)| *k == s.name)
+            || (s.as_env && env.iter().any(|(k, _)| *k == s.name))
+    }) {
+        return Err(ConfigError(format!(
+            "{} {}: the name is also given under config or env
+how to fix: keep one of the two",
+            at(&name, "secrets"),
+            clash.name
+        )));
+    }
     let network = section
         .network
         .iter()
@@ -340,6 +353,7 @@ fn resolve_plugin(
             limits,
             env,
             config,
+            secrets,
             network,
             sha256,
             ask: section.ask.unwrap_or(global_ask),
@@ -597,6 +611,76 @@ fn resolve_values(
             Ok((var, value))
         })
         .collect()
+}
+
+/// The most a secret's file may hold.
+const MAX_SECRET_BYTES: u64 = 64 << 10;
+
+/// Secrets, read from the server's environment or from files only the server's user can read;
+/// the error names the secret.
+fn resolve_secrets(
+    secrets: BTreeMap<String, SecretSection>,
+    base: &Path,
+) -> Result<Vec<SecretGrant>, (String, String)> {
+    secrets
+        .into_iter()
+        .map(|(name, section)| {
+            let fail = |why: String| (name.clone(), why);
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(fail("is not a valid name".into()));
+            }
+            let value = match (section.env, section.file) {
+                (Some(var), None) => std::env::var(&var).map_err(|_| {
+                    fail(format!(
+                        "the server's environment variable {var} is not set (or not UTF-8)\nhow to \
+                         fix: set it before starting palisade"
+                    ))
+                })?,
+                (None, Some(file)) => read_secret_file(&base.join(file)).map_err(fail)?,
+                _ => {
+                    return Err(fail(
+                        "give exactly one of env = \"VARIABLE\" or file = \"PATH\"".into(),
+                    ));
+                }
+            };
+            if value.is_empty() {
+                return Err(fail("its value is empty".into()));
+            }
+            if value.contains('\0') {
+                return Err(fail("its value contains a NUL byte".into()));
+            }
+            Ok(SecretGrant {
+                name: name.clone(),
+                value: SecretValue::new(value),
+                as_env: section.as_env,
+            })
+        })
+        .collect()
+}
+
+/// A secret's file: a regular file of the server's user that no one else can read, its text
+/// without the final line break.
+fn read_secret_file(path: &Path) -> Result<String, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown} is not a file"));
+    }
+    if !crate::runtime::private_dir::readable_only_by_me(&meta) {
+        return Err(format!(
+            "{shown} can be read or written by other users, or belongs to another\nhow to fix: \
+             chmod 600 {shown} (as the user that runs palisade)"
+        ));
+    }
+    if meta.len() > MAX_SECRET_BYTES {
+        return Err(format!(
+            "{shown} holds more than {} KiB: not a secret",
+            MAX_SECRET_BYTES >> 10
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let text = text.strip_suffix('\n').unwrap_or(&text);
+    Ok(text.strip_suffix('\r').unwrap_or(text).to_string())
 }
 
 /// Scopes and tokens: each token's hash, read from where the configuration says.

@@ -7,8 +7,10 @@
 //    componentizer resolves no packages, and relative imports only below one directory); the
 //    WIT imports (`palisade:*`, `wasi:*`) stay imports.
 // 2. When the app reads files (the SDK's `fs` imports `wasi:filesystem`), the world is extended
-//    with `wasi:filesystem`, whose WIT comes with the pinned componentize-js (through jco).
-// 3. The pinned componentize-js builds the component, without `wasi:http` (no `fetch`).
+//    with `wasi:filesystem`, whose WIT comes with the pinned componentize-js (through jco); when
+//    it reads secrets (`secret()` imports `wasi:config/store`), with the SDK's own wit/.
+// 3. The pinned componentize-js builds the component, with `fetch()` (over `wasi:http`) when
+//    the app calls it, and without `wasi:http` otherwise.
 
 import { parseArgs } from 'node:util';
 import { existsSync, statSync, readFileSync, readdirSync, mkdtempSync, writeFileSync, cpSync, mkdirSync, rmSync } from 'node:fs';
@@ -102,14 +104,16 @@ async function build({ app, out, wit, world, bundle }) {
       writeFileSync(bundle, code);
     }
 
-    // The world, extended with wasi:filesystem when the app reads files.
+    // The world, extended with wasi:filesystem when the app reads files and wasi:config when it
+    // reads secrets.
     let witPath = witDir;
     let worldName = world;
-    const filesystem = /["']wasi:filesystem\/[a-z-]+@([0-9][0-9A-Za-z.+-]*)["']/.exec(code);
-    if (filesystem !== null) {
+    const filesystem = /["']wasi:filesystem\/[a-z-]+@([0-9][0-9A-Za-z.+-]*)["']/.exec(code)?.[1];
+    const config = /["']wasi:config\/store@0\.2\.0-draft["']/.test(code);
+    if (filesystem !== undefined || config) {
       witPath = join(work, 'wit');
       worldName = 'app';
-      extendWorld(witDir, worlds.package, world, filesystem[1], witPath);
+      extendWorld(witDir, worlds.package, world, { filesystem, config }, witPath);
     }
 
     const { componentize } = await import('@bytecodealliance/componentize-js');
@@ -123,7 +127,7 @@ async function build({ app, out, wit, world, bundle }) {
         sourcePath: source,
         witPath,
         worldName,
-        disableFeatures: ['http', 'fetch-event'],
+        disableFeatures: usesFetch(code) ? ['fetch-event'] : ['http', 'fetch-event'],
       }));
     } catch (error) {
       throw new BuildError(`componentize-js could not build ${app}:\n${String(error?.message ?? error).trimEnd()}`);
@@ -138,6 +142,15 @@ async function build({ app, out, wit, world, bundle }) {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * Whether the bundled app calls `fetch` (or builds its `Request`s and `Headers`): then the
+ * component gets StarlingMonkey's `fetch()`, which imports `wasi:http`. Without it, calling
+ * `fetch` would trap the plugin.
+ */
+export function usesFetch(code) {
+  return /\b(fetch\s*\(|new\s+(Request|Headers)\s*\()/.test(code);
 }
 
 /** The WIT directory: --wit, $PALISADE_WIT, or the repository's wit/ next to this SDK. */
@@ -262,10 +275,10 @@ function noNodeBuiltins() {
 
 /**
  * Writes to `into` a WIT directory whose world `app` is `world` of `pkg` plus
- * wasi:filesystem@`version`, with the packages it needs under deps/.
+ * wasi:filesystem@`filesystem` (when given) and wasi:config/store (when `config`), with the
+ * packages they need under deps/.
  */
-function extendWorld(witDir, pkg, world, version, into) {
-  const wasi = findWasiWit(version);
+function extendWorld(witDir, pkg, world, { filesystem, config }, into) {
   const deps = join(into, 'deps');
   mkdirSync(deps, { recursive: true });
   // The contract itself, and whatever it depends on.
@@ -279,17 +292,30 @@ function extendWorld(witDir, pkg, world, version, into) {
       cpSync(path, deps, { recursive: true });
     }
   }
-  for (const name of ['io', 'clocks', 'filesystem']) {
-    const target = join(deps, `wasi-${name}@${version}`);
-    if (!existsSync(target)) {
-      cpSync(join(wasi, `wasi-${name}`), target, { recursive: true });
+  const imports = [];
+  if (filesystem !== undefined) {
+    const wasi = findWasiWit(filesystem);
+    for (const name of ['io', 'clocks', 'filesystem']) {
+      const target = join(deps, `wasi-${name}@${filesystem}`);
+      if (!existsSync(target)) {
+        cpSync(join(wasi, `wasi-${name}`), target, { recursive: true });
+      }
     }
+    imports.push(`wasi:filesystem/preopens@${filesystem}`, `wasi:filesystem/types@${filesystem}`);
+  }
+  if (config) {
+    const target = join(deps, 'wasi-config@0.2.0-draft');
+    if (!existsSync(target)) {
+      mkdirSync(target);
+      cpSync(join(SDK_DIR, 'wit', 'wasi-config.wit'), join(target, 'store.wit'));
+    }
+    imports.push('wasi:config/store@0.2.0-draft');
   }
   const [name, pkgVersion] = pkg.split('@');
   const at = pkgVersion === undefined ? '' : `@${pkgVersion}`;
   writeFileSync(
     join(into, 'app.wit'),
-    `package palisade-js:app;\n\nworld app {\n  include ${name}/${world}${at};\n  import wasi:filesystem/preopens@${version};\n  import wasi:filesystem/types@${version};\n}\n`,
+    `package palisade-js:app;\n\nworld app {\n  include ${name}/${world}${at};\n${imports.map((i) => `  import ${i};\n`).join('')}}\n`,
   );
 }
 

@@ -210,6 +210,8 @@ export {};
 
 /** The preopened directories (`wasi:filesystem/preopens`), or fakes of them in tests. @typedef {{ getDirectories(): [Descriptor, string][] }} FilesystemBindings */
 
+/** `wasi:config/store`: a value or secret by key (`undefined` when there is none), or a fake in tests. @typedef {{ get(key: string): string | undefined }} ConfigBindings */
+
 // ---- Options of the content helpers ----------------------------------------------------------
 
 /** Hints for the client about a block or resource. @typedef {{ audience?: Role[], priority?: number, lastModified?: string }} Annotations */

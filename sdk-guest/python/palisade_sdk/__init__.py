@@ -40,7 +40,18 @@ modules, not inside functions.
 from __future__ import annotations
 
 # Every SDK module is imported here, so that all of them are in the component's snapshot.
-from . import _content, _errors, _results, _schema, _template, _wit, exports, host  # noqa: F401
+from . import (  # noqa: F401
+    _content,
+    _errors,
+    _results,
+    _schema,
+    _template,
+    _wit,
+    exports,
+    host,
+    http,
+    secrets,
+)
 from ._content import (
     Annotations,
     AudioContent,
@@ -92,6 +103,7 @@ from ._results import (
 )
 from ._schema import SchemaError
 from ._template import UriTemplate, percent_encode
+from .secrets import MissingSecret, config, secret
 
 __version__ = "0.1.0"
 
@@ -120,4 +132,6 @@ __all__ = [
     "AskError", "AwaitingAnswer", "AskFailed", "SchemaError",
     # helpers
     "prefix_matches", "percent_encode", "UriTemplate", "host", "exports",
+    # the world outside
+    "http", "secret", "config", "MissingSecret",
 ]

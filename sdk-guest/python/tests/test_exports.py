@@ -24,7 +24,7 @@ def wit(tmp_path_factory):
     out = tmp_path_factory.mktemp("bindings")
     wit_dir = build.find_wit(None)
     subprocess.run(
-        [sys.executable, "-c", build._RUNNER, "-d", str(wit_dir), "-w", "plugin", "bindings", str(out)],
+        [sys.executable, "-c", build._RUNNER, *build.extend_world(wit_dir, "plugin", out / "wit"), "bindings", str(out)],
         check=True,
         capture_output=True,
     )
