@@ -13,6 +13,8 @@
 //! - a [`Prompt`] is a function from its arguments to [`PromptMessage`]s.
 //! - prompt arguments and template variables get completions with `.complete(name, completer)`,
 //!   a function from what the user typed to suggestions ([`prefix_matches`] filters a list).
+//! - [`http`] sends HTTP requests to the hosts the operator grants (`network`), and [`secret`]
+//!   reads the API keys and tokens the operator gives (`[plugins.NAME.secrets]`).
 //! - while serving a call, a plugin talks to the host through [`host`]: logs, progress, and
 //!   questions for the client ([`host::ask`]: the user, its model, its roots).
 //!

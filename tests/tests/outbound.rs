@@ -230,7 +230,8 @@ fn secrets_reach_the_plugin_and_never_the_logs_errors_or_results() {
     set_mode(&file, 0o600);
     let section = format!(
         "[plugins.net.secrets]\nAPI_TOKEN = {{ env = \"{TOKEN_VAR}\" }}\n\
-         FILE_TOKEN = {{ file = \"token.txt\", as_env = true }}\n"
+         FILE_TOKEN = {{ file = \"token.txt\", as_env = true }}\n\n\
+         [audit]\npath = \"audit.jsonl\"\narguments = \"full\"\n"
     );
     let mut s = serve(dir.path(), "http-client", &section);
     s.result("logging/setLevel", json!({ "level": "debug" }));
@@ -266,10 +267,13 @@ fn secrets_reach_the_plugin_and_never_the_logs_errors_or_results() {
         stderr.contains("stderr has [secret API_TOKEN] too"),
         "{stderr}"
     );
+    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
+    assert!(audit.contains("\"tool\":\"net_fail_with\""), "{audit}");
     for leak in [TOKEN, "file-secret-7788"] {
         for (what, text) in [
             ("notifications", format!("{notes:?}")),
             ("the server's log", stderr.clone()),
+            ("the audit log", audit.clone()),
         ] {
             assert!(!text.contains(leak), "a secret is in {what}: {text}");
         }
@@ -299,6 +303,8 @@ fn secret_sources_are_checked_before_serving() {
     let plugin = toml_str(&plugin_arg("http-client"));
     for (secrets, needle) in [
         ("T = { file = \"open.txt\" }", "chmod 600"),
+        // Optional covers a secret that is not there, not one that is there but exposed.
+        ("T = { file = \"open.txt\", optional = true }", "chmod 600"),
         ("T = { file = \"absent.txt\" }", "cannot read"),
         (
             "T = { env = \"PALISADE_TEST_SURELY_UNSET\" }",
@@ -329,7 +335,7 @@ fn secret_sources_are_checked_before_serving() {
     );
     assert_serve_refused(
         &["--no-watch", "--config", &path_str(&config)],
-        "unknown field `keychain`, expected one of `env`, `file`, `as_env`",
+        "unknown field `keychain`, expected one of `env`, `file`, `as_env`, `optional`",
     );
     let config = config_file(
         dir.path(),

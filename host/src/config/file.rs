@@ -255,6 +255,10 @@ pub struct SecretSection {
     /// Also give it to the plugin as the environment variable NAME.
     #[serde(default)]
     pub as_env: bool,
+    /// Serve the plugin without it when its variable is unset or its file is missing (the
+    /// server's log says so), instead of refusing to start.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// An environment variable's value: given, or passed from the server's own environment.

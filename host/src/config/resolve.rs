@@ -622,63 +622,86 @@ fn resolve_secrets(
     secrets: BTreeMap<String, SecretSection>,
     base: &Path,
 ) -> Result<Vec<SecretGrant>, (String, String)> {
-    secrets
-        .into_iter()
-        .map(|(name, section)| {
-            let fail = |why: String| (name.clone(), why);
-            if name.is_empty() || name.contains(['=', '\0']) {
-                return Err(fail("is not a valid name".into()));
+    let mut granted = Vec::new();
+    for (name, section) in secrets {
+        let fail = |why: String| (name.clone(), why);
+        if name.is_empty() || name.contains(['=', '\0']) {
+            return Err(fail("is not a valid name".into()));
+        }
+        let read = match (section.env, section.file) {
+            (Some(var), None) => std::env::var(&var).map_err(|_| {
+                Unreadable::Missing(format!(
+                    "the server's environment variable {var} is not set (or not UTF-8)\nhow to fix: \
+                     set it before starting palisade, or add optional = true"
+                ))
+            }),
+            (None, Some(file)) => read_secret_file(&base.join(file)),
+            _ => {
+                return Err(fail(
+                    "give exactly one of env = \"VARIABLE\" or file = \"PATH\"".into(),
+                ));
             }
-            let value = match (section.env, section.file) {
-                (Some(var), None) => std::env::var(&var).map_err(|_| {
-                    fail(format!(
-                        "the server's environment variable {var} is not set (or not UTF-8)\nhow to \
-                         fix: set it before starting palisade"
-                    ))
-                })?,
-                (None, Some(file)) => read_secret_file(&base.join(file)).map_err(fail)?,
-                _ => {
-                    return Err(fail(
-                        "give exactly one of env = \"VARIABLE\" or file = \"PATH\"".into(),
-                    ));
-                }
-            };
-            if value.is_empty() {
-                return Err(fail("its value is empty".into()));
+        };
+        let value = match read {
+            Ok(value) => value,
+            Err(Unreadable::Missing(why)) if section.optional => {
+                let why = why.lines().next().unwrap_or_default();
+                tracing::warn!("secret {name}: {why}; serving the plugin without it (optional)");
+                continue;
             }
-            if value.contains('\0') {
-                return Err(fail("its value contains a NUL byte".into()));
-            }
-            Ok(SecretGrant {
-                name: name.clone(),
-                value: SecretValue::new(value),
-                as_env: section.as_env,
-            })
-        })
-        .collect()
+            Err(Unreadable::Missing(why) | Unreadable::Wrong(why)) => return Err(fail(why)),
+        };
+        if value.is_empty() {
+            return Err(fail("its value is empty".into()));
+        }
+        if value.contains('\0') {
+            return Err(fail("its value contains a NUL byte".into()));
+        }
+        granted.push(SecretGrant {
+            name: name.clone(),
+            value: SecretValue::new(value),
+            as_env: section.as_env,
+        });
+    }
+    Ok(granted)
+}
+
+/// Why a secret's value could not be read: it is not there (an optional secret is then left
+/// out), or it is there but must not be used (always an error).
+enum Unreadable {
+    Missing(String),
+    Wrong(String),
 }
 
 /// A secret's file: a regular file of the server's user that no one else can read, its text
 /// without the final line break.
-fn read_secret_file(path: &Path) -> Result<String, String> {
+fn read_secret_file(path: &Path) -> Result<String, Unreadable> {
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let meta = std::fs::metadata(path).map_err(|e| {
+        let why = format!("cannot read {shown}: {e}");
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Unreadable::Missing(why)
+        } else {
+            Unreadable::Wrong(why)
+        }
+    })?;
     if !meta.is_file() {
-        return Err(format!("{shown} is not a file"));
+        return Err(Unreadable::Wrong(format!("{shown} is not a file")));
     }
     if !crate::runtime::private_dir::readable_only_by_me(&meta) {
-        return Err(format!(
+        return Err(Unreadable::Wrong(format!(
             "{shown} can be read or written by other users, or belongs to another\nhow to fix: \
              chmod 600 {shown} (as the user that runs palisade)"
-        ));
+        )));
     }
     if meta.len() > MAX_SECRET_BYTES {
-        return Err(format!(
+        return Err(Unreadable::Wrong(format!(
             "{shown} holds more than {} KiB: not a secret",
             MAX_SECRET_BYTES >> 10
-        ));
+        )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Unreadable::Wrong(format!("cannot read {shown}: {e}")))?;
     let text = text.strip_suffix('\n').unwrap_or(&text);
     Ok(text.strip_suffix('\r').unwrap_or(text).to_string())
 }
