@@ -474,6 +474,33 @@ fn a_subscribed_note_changed_on_disk_is_announced() {
 }
 
 #[test]
+fn a_subscription_made_first_thing_is_announced_in_both_eras() {
+    let notes = Notes::new("read-write", &[("x.md", "x v1\n")]);
+    // No resources/list first: the subscription itself learns which file backs the note.
+    let mut s = notes.start(LATEST_VERSION, &[]);
+    subscribe(&mut s, "notes://x");
+    write_file(notes.path("x.md"), "x v2\n");
+    wait_updated(&mut s, "notes://x");
+    drop(s);
+
+    let mut s = Server::builder().arg("--config").arg(&notes.config).start();
+    s.send_stateless_with_id(
+        json!("listen-x"),
+        "subscriptions/listen",
+        json!({ "notifications": { "resourceSubscriptions": ["notes://x"] } }),
+        &json!({}),
+    );
+    let acknowledged = s.wait_notification_where(
+        "notifications/subscriptions/acknowledged",
+        |p| p["_meta"][META_SUBSCRIPTION_ID] == "listen-x",
+        startup_timeout(),
+    );
+    assert!(acknowledged.is_some(), "no acknowledgment");
+    write_file(notes.path("x.md"), "x v3\n");
+    wait_updated(&mut s, "notes://x");
+}
+
+#[test]
 fn after_unsubscribe_changes_are_not_announced() {
     let notes = Notes::new("read-write", &[("x.md", "x v1\n"), ("sentinel.md", "s\n")]);
     let mut s = notes.start(LATEST_VERSION, &[]);

@@ -191,6 +191,15 @@ impl Server {
         }
     }
 
+    /// Whether a file behind resource `uri` is known (from a listing).
+    pub fn knows_resource_file(&self, uri: &str) -> bool {
+        self.resource_files
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .any(|uris| uris.contains(uri))
+    }
+
     /// A host file changed: tell subscribers of the resources it backs.
     pub fn file_changed(&self, path: &Path) {
         let uris = self

@@ -74,13 +74,48 @@ pub(super) async fn dispatch(
         "resources/list" => resources::list(&req).await,
         "resources/templates/list" => server.list_resource_templates(&params, version, scope),
         "resources/read" => resources::read(&req).await,
-        "resources/subscribe" => resources::subscribe(&req, true),
-        "resources/unsubscribe" => resources::subscribe(&req, false),
+        "resources/subscribe" => resources::subscribe(&req, true).await,
+        "resources/unsubscribe" => resources::subscribe(&req, false).await,
         "prompts/list" => server.list_prompts(&params, version, scope),
         "prompts/get" => prompts::get(&req).await,
         "completion/complete" => completion::complete(&req).await,
         "logging/setLevel" => logging::set_level(&req),
         _ => Err(RpcError::method_not_found(method, "this session")),
+    }
+}
+
+/// Learns the files behind the resources `uris` whose files are not known yet, for a stateless
+/// `subscriptions/listen` made before any `resources/list` (see `resources::learn_files`).
+pub(super) async fn learn_resource_files(
+    session: &Arc<Session>,
+    version: ProtocolVersion,
+    id: &Value,
+    uris: impl IntoIterator<Item = &String>,
+    call: &StatelessCall,
+    cancelled: CancellationToken,
+) {
+    let params = Map::new();
+    let req = Request {
+        session,
+        id,
+        params: &params,
+        version,
+        cancelled,
+        stateless: Some(call),
+    };
+    let catalog = session.server.catalog();
+    let mut learned: Vec<Arc<str>> = Vec::new();
+    for uri in uris {
+        if session.server.knows_resource_file(uri) {
+            continue;
+        }
+        let Some(plugin) = catalog.resources.route(uri) else {
+            continue;
+        };
+        if !learned.contains(&plugin.name) {
+            learned.push(plugin.name.clone());
+            resources::learn_files(&req, &plugin).await;
+        }
     }
 }
 

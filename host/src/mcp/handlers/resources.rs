@@ -41,12 +41,7 @@ pub(super) async fn list(req: &Request<'_>) -> Result<Value, RpcError> {
             }
         };
         let accepted = catalog.resources.record_listing(plugin, listing);
-        req.session
-            .server
-            .record_resource_files(accepted.iter().filter_map(|r| {
-                let file = plugin.host_path(r.file.as_deref()?, &roots)?;
-                Some((file, r.uri.clone()))
-            }));
+        record_files(req, plugin, &accepted, &roots);
         resources.extend(accepted);
     }
     resources.sort_by(|a, b| a.uri.cmp(&b.uri));
@@ -55,6 +50,34 @@ pub(super) async fn list(req: &Request<'_>) -> Result<Value, RpcError> {
         .paged(req.params, "resources", &resources, |r| {
             wire::resource(r, req.version)
         })
+}
+
+/// Notes the host files behind `resources`, so a change to one reaches its subscribers.
+fn record_files(
+    req: &Request<'_>,
+    plugin: &Plugin,
+    resources: &[crate::runtime::bindings::resources::Resource],
+    roots: &[Root],
+) {
+    req.session
+        .server
+        .record_resource_files(resources.iter().filter_map(|r| {
+            let file = plugin.host_path(r.file.as_deref()?, roots)?;
+            Some((file, r.uri.clone()))
+        }));
+}
+
+/// Lists `plugin`'s resources to learn the files behind them, for a subscription made before
+/// any `resources/list`: without it, a change to the file would reach no one.
+pub(in crate::mcp) async fn learn_files(req: &Request<'_>, plugin: &Arc<Plugin>) {
+    let roots = req.call_roots(plugin).await;
+    let listing = req
+        .with_plugin(plugin, async |ctx| plugin.list_resources(ctx).await)
+        .await;
+    match listing {
+        Ok(listing) => record_files(req, plugin, &listing, &roots),
+        Err(e) => tracing::warn!(plugin = &*plugin.name, "listing resources failed: {e}"),
+    }
 }
 
 pub(super) async fn read(req: &Request<'_>) -> Result<Value, RpcError> {
@@ -92,24 +115,32 @@ pub(super) async fn read(req: &Request<'_>) -> Result<Value, RpcError> {
     }
 }
 
-pub(super) fn subscribe(req: &Request<'_>, on: bool) -> Result<Value, RpcError> {
+pub(super) async fn subscribe(req: &Request<'_>, on: bool) -> Result<Value, RpcError> {
     let uri = string_param(req.params, "uri")?;
-    let mut subscriptions = req
-        .session
-        .subscriptions
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if on {
-        let routed = req.session.server.catalog().resources.route(uri);
-        if !routed.is_some_and(|p| req.session.identity.scope.allows_plugin(&p.name)) {
-            return Err(
-                RpcError::new(RESOURCE_NOT_FOUND, format!("resource not found: {uri}"))
-                    .with_data(json!({ "uri": uri })),
-            );
-        }
-        subscriptions.insert(uri.to_string());
-    } else {
-        subscriptions.remove(uri);
+    if !on {
+        lock(&req.session.subscriptions).remove(uri);
+        return Ok(json!({}));
     }
+    let routed = req
+        .session
+        .server
+        .catalog()
+        .resources
+        .route(uri)
+        .filter(|p| req.session.identity.scope.allows_plugin(&p.name));
+    let Some(plugin) = routed else {
+        return Err(
+            RpcError::new(RESOURCE_NOT_FOUND, format!("resource not found: {uri}"))
+                .with_data(json!({ "uri": uri })),
+        );
+    };
+    if !req.session.server.knows_resource_file(uri) {
+        learn_files(req, &plugin).await;
+    }
+    lock(&req.session.subscriptions).insert(uri.to_string());
     Ok(json!({}))
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

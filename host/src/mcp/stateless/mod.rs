@@ -34,7 +34,10 @@ impl Session {
     ) -> Result<Value, RpcError> {
         let mut result = match method {
             "server/discover" => Ok(self.server.discover_result(version)),
-            "subscriptions/listen" => self.listen(id, &params, &cancelled).await,
+            "subscriptions/listen" => {
+                let call = StatelessCall { meta, round: None };
+                self.listen(version, id, &params, &call, &cancelled).await
+            }
             "tools/list"
             | "resources/list"
             | "resources/templates/list"
@@ -84,12 +87,23 @@ impl Session {
     /// down (a graceful result).
     async fn listen(
         self: &Arc<Self>,
+        version: ProtocolVersion,
         id: &Value,
         params: &Map<String, Value>,
+        call: &StatelessCall,
         cancelled: &CancellationToken,
     ) -> Result<Value, RpcError> {
         let filter = Filter::parse(params)?;
         let honored = self.honor(filter);
+        handlers::learn_resource_files(
+            self,
+            version,
+            id,
+            &honored.resources,
+            call,
+            cancelled.clone(),
+        )
+        .await;
         // Subscribe before acknowledging, so nothing that happens after the ack is missed.
         let mut changes = self.server.subscribe_changes();
         let tag = |mut params: Value| {
