@@ -34,7 +34,9 @@ pub struct Live {
     /// Tools compiled into the host, served beside the plugins' after every reload too.
     in_host: InHostTools,
     plugins: Vec<Loaded>,
-    watcher: notify::RecommendedWatcher,
+    /// None with `--no-watch`: plugins' own list changes are still honoured, files are not
+    /// watched.
+    watcher: Option<notify::RecommendedWatcher>,
     watched: HashSet<PathBuf>,
     /// Files whose change means a reload: the configuration and the plugins.
     sources: HashSet<PathBuf>,
@@ -42,22 +44,28 @@ pub struct Live {
     resource_dirs: Vec<PathBuf>,
 }
 
-/// Starts watching; the returned task runs until the process ends.
+/// Starts reloading when plugins say their lists changed, and, with `watch_files`, when the
+/// configuration, a plugin file or a resource file changes; the returned task runs until the
+/// process ends.
 pub fn start(
     server: Arc<Server>,
     runtime: Arc<Runtime>,
     options: ServeOptions,
     plugins: Vec<Loaded>,
     in_host: InHostTools,
+    watch_files: bool,
 ) -> Result<tokio::task::JoinHandle<()>> {
     let (events_tx, events) = mpsc::unbounded_channel::<notify::Event>();
-    let watcher =
-        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
-            Ok(event) => {
-                let _ = events_tx.send(event);
-            }
-            Err(e) => tracing::warn!("file watcher: {e}"),
-        })?;
+    let watcher = watch_files
+        .then(|| {
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+                Ok(event) => {
+                    let _ = events_tx.send(event);
+                }
+                Err(e) => tracing::warn!("file watcher: {e}"),
+            })
+        })
+        .transpose()?;
     let (relist_tx, relist) = mpsc::unbounded_channel();
     let (watch_tx, watch_requests) = mpsc::unbounded_channel();
     server.set_reload_hooks(ReloadHooks {
@@ -321,10 +329,13 @@ impl Live {
     }
 
     fn watch(&mut self, dir: &PathBuf, mode: RecursiveMode) {
+        let Some(watcher) = &mut self.watcher else {
+            return;
+        };
         if self.watched.contains(dir) {
             return;
         }
-        match self.watcher.watch(dir, mode) {
+        match watcher.watch(dir, mode) {
             Ok(()) => {
                 tracing::debug!(dir = %dir.display(), "watching");
                 self.watched.insert(dir.clone());

@@ -100,11 +100,17 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         request_state,
         UserGrants::beside(options.config.as_deref()),
     );
-    if config.watch {
-        // Serving matters more than reloading: without a watcher, say so and go on.
-        if let Err(e) = reload::start(server.clone(), runtime, options, plugins, in_host) {
-            tracing::warn!("live reload is off: cannot watch files: {e:#}");
-        }
+    // Serving matters more than reloading: without a watcher, say so and go on. Without
+    // watching (--no-watch), plugins that say their lists changed are still listed again.
+    if let Err(e) = reload::start(
+        server.clone(),
+        runtime,
+        options,
+        plugins,
+        in_host,
+        config.watch,
+    ) {
+        tracing::warn!("live reload is off: cannot watch files: {e:#}");
     }
     // A burst of clients leaves freed memory behind; give it back once they are gone.
     crate::memory::start_trimming();

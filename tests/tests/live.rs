@@ -1,7 +1,8 @@
 //! Live reload: while the server runs it watches its configuration and every plugin's component;
 //! a changed plugin is loaded again and clients get `notifications/tools/list_changed`, a version
 //! that fails to load (or a broken configuration) leaves the previous one serving, and
-//! `--no-watch` / `[server] watch = false` turn all of it off.
+//! `--no-watch` / `[server] watch = false` stop the watching (a plugin that says its lists changed
+//! is still listed again).
 
 use palisade_tests::*;
 use serde_json::{Value, json};
@@ -262,4 +263,18 @@ fn auth_and_audit_changes_are_announced_as_restart_only() {
     );
     assert!(s.wait_for_stderr("[audit] changed in the configuration", secs(5)));
     greet_works(&mut s);
+}
+
+/// Proves: `--no-watch` only stops watching files: a plugin that says its tool list changed is
+/// still listed again, and clients hear of it.
+#[test]
+fn without_watching_a_plugin_that_says_its_list_changed_is_still_heard() {
+    let mut s = Server::builder()
+        .args(["--no-watch", "--plugin", &plugin_arg("conformance")])
+        .start();
+    s.initialize(LATEST_VERSION);
+    let r = s.call_tool("conformance_test_trigger_tool_change", json!({}));
+    assert!(!is_tool_error(&r), "{r}");
+    let heard = s.wait_notification_where(LIST_CHANGED, |_| true, secs(30));
+    assert!(heard.is_some(), "no {LIST_CHANGED}:\n{}", s.stderr());
 }
