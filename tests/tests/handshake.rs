@@ -183,6 +183,43 @@ fn closing_stdin_exits_with_status_zero() {
     assert!(s.stdout_closed());
 }
 
+/// Proves: a client that goes away mid-call does not leave the call running to its time limit:
+/// what finishes within the grace period is answered, the rest is cancelled, and the server
+/// exits.
+#[test]
+fn closing_stdin_answers_quick_calls_and_cancels_slow_ones() {
+    let mut s = Server::start(&["--no-watch", "--plugin", &plugin_arg("misbehave")]);
+    s.initialize(LATEST_VERSION);
+    let quick = s.send_request(
+        "tools/call",
+        json!({ "name": "misbehave_sleep", "arguments": { "ms": 300 } }),
+    );
+    let slow = s.send_request(
+        "tools/call",
+        json!({ "name": "misbehave_sleep", "arguments": { "ms": 25000 } }),
+    );
+    let started = std::time::Instant::now();
+    let status = s.close_stdin_and_wait(secs(20));
+    assert_eq!(status.code(), Some(0), "exit status: {status}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the server waited {:?} for a call whose client was gone",
+        started.elapsed()
+    );
+    let answered = s.wait_response(&quick, Duration::ZERO);
+    assert!(answered.get("result").is_some(), "{answered}");
+    assert!(
+        s.recv_timeout(Duration::ZERO)
+            .is_none_or(|m| m.get("id") != Some(&slow)),
+        "the slow call was answered"
+    );
+    assert!(
+        s.stderr().contains("cancelling the requests still in flight"),
+        "{}",
+        s.stderr()
+    );
+}
+
 #[test]
 fn closing_stdin_before_initialize_exits_with_status_zero() {
     let mut s = hello_server();
