@@ -184,6 +184,32 @@ pub fn log_loaded(plugin: &Plugin) {
         prompts = plugin.prompts.len(),
         "plugin loaded"
     );
+    if plugin.tools.is_empty()
+        && plugin.prompts.is_empty()
+        && plugin.templates.is_empty()
+        && plugin.resources.is_empty()
+    {
+        let e = &plugin.exports;
+        let exported: Vec<&str> = [
+            (e.tools, "tools"),
+            (e.resources, "resources"),
+            (e.prompts, "prompts"),
+        ]
+        .into_iter()
+        .filter_map(|(has, name)| has.then_some(name))
+        .collect();
+        tracing::warn!(
+            plugin = &*plugin.name,
+            "the plugin serves nothing yet: no tools, prompts, resources or templates (it \
+             exports {}). A plugin built for a world without the interface its definitions need \
+             (palisade-py/palisade-js --world) serves nothing; see `palisade inspect`",
+            if exported.is_empty() {
+                "none of palisade:plugin's interfaces".to_string()
+            } else {
+                exported.join(", ")
+            }
+        );
+    }
 }
 
 /// A plugin given as a file is named after the file's stem (`hello.wasm` → `hello`).

@@ -228,3 +228,22 @@ fn batches_are_answered_in_a_2025_03_26_session_only() {
         "batches are not part of 2025-11-25: {reply}"
     );
 }
+
+/// Proves: a plugin that loads but serves nothing (built for a world without the interface its
+/// definitions need, say) is pointed out at load, not left to look like a missing tool.
+#[test]
+fn a_plugin_that_serves_nothing_is_pointed_out_at_load() {
+    let mut s = Server::start(&["--no-watch", "--plugin", &plugin_arg("nothing")]);
+    s.initialize(LATEST_VERSION);
+    assert!(
+        s.wait_for_stderr("the plugin serves nothing yet", default_timeout()),
+        "{}",
+        s.stderr()
+    );
+    assert!(
+        s.stderr()
+            .contains("(it exports tools, resources, prompts)"),
+        "{}",
+        s.stderr()
+    );
+}

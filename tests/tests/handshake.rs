@@ -214,7 +214,8 @@ fn closing_stdin_answers_quick_calls_and_cancels_slow_ones() {
         "the slow call was answered"
     );
     assert!(
-        s.stderr().contains("cancelling the requests still in flight"),
+        s.stderr()
+            .contains("cancelling the requests still in flight"),
         "{}",
         s.stderr()
     );

@@ -13,10 +13,10 @@
 //    the app calls it, and without `wasi:http` otherwise.
 
 import { parseArgs } from 'node:util';
-import { existsSync, statSync, readFileSync, readdirSync, mkdtempSync, writeFileSync, cpSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, statSync, readFileSync, readdirSync, mkdtempSync, writeFileSync, cpSync, mkdirSync, rmSync, realpathSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const SDK_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 const VERSION = JSON.parse(readFileSync(join(SDK_DIR, 'package.json'), 'utf8')).version;
@@ -98,6 +98,7 @@ async function build({ app, out, wit, world, bundle }) {
   const work = mkdtempSync(join(tmpdir(), 'palisade-js-'));
   try {
     const code = await bundleApp(app, worlds.exports[world]);
+    await checkServed(app, world, worlds.exports[world], work);
     const source = join(work, `${basename(app, extname(app))}.js`);
     writeFileSync(source, code);
     if (bundle !== undefined) {
@@ -237,6 +238,51 @@ async function bundleApp(app, required = []) {
   return output.text;
 }
 
+/**
+ * Refuses a world that would drop what the app defines (tools built for `resource-provider`),
+ * and an app that defines nothing: the app is bundled again for plain Node, where the SDK runs
+ * without a host, imported, and asked what it defines. An app that cannot run in Node (it
+ * imports WIT interfaces itself, say) is built unchecked, with a warning.
+ */
+async function checkServed(app, world, exported, work) {
+  const esbuild = await import('esbuild');
+  const check = join(work, 'check.mjs');
+  let module;
+  try {
+    await esbuild.build({
+      entryPoints: [app],
+      bundle: true,
+      outfile: check,
+      format: 'esm',
+      platform: 'node',
+      target: 'es2023',
+      external: ['palisade:*', 'wasi:*'],
+      logLevel: 'silent',
+      plugins: [sdkFallback()],
+    });
+    module = await import(pathToFileURL(check).href);
+  } catch (error) {
+    console.error(`palisade-js: warning: cannot check what ${basename(app)} defines (${String(error?.message ?? error).split('\n')[0]}); building it anyway`);
+    return;
+  }
+  const summary = ['tools', 'resources', 'prompts', 'completion']
+    .map((name) => module[name]?.[Symbol.for('palisade.sdk.definitions')])
+    .find((definitions) => typeof definitions === 'function')?.();
+  if (summary === undefined) {
+    return; // not made with this SDK's Plugin: nothing to compare
+  }
+  const defined = Object.entries(summary).filter(([, found]) => found.length > 0);
+  if (defined.length === 0) {
+    throw new BuildError(`${basename(app)} defines no tools, resources or prompts (no plugin.tool, plugin.resource, plugin.resourceTemplate, plugin.resourceLister or plugin.prompt ran when it was loaded)`);
+  }
+  for (const [name, found] of defined) {
+    if (!exported.includes(name)) {
+      const shown = found.slice(0, 5).join(', ') + (found.length > 5 ? ` and ${found.length - 5} more` : '');
+      throw new BuildError(`${basename(app)} defines ${shown}, but the world \`${world}\` does not export \`${name}\` (it exports: ${exported.join(', ') || 'nothing'}): build with --world plugin, which serves everything`);
+    }
+  }
+}
+
 /** `@palisade/sdk` resolves to this SDK when the app's folder has no copy of its own. */
 function sdkFallback() {
   return {
@@ -335,11 +381,15 @@ function findWasiWit(version) {
   }
 }
 
-main(process.argv.slice(2)).catch((error) => {
-  if (error instanceof BuildError) {
-    console.error(`palisade-js: ${error.message}`);
-  } else {
-    console.error(`palisade-js: ${error?.stack ?? error}`);
-  }
-  process.exitCode = 1;
-});
+// Run as a program, not when imported (the SDK's tests import `usesFetch`).
+const invoked = process.argv[1] === undefined ? undefined : realpathSync(process.argv[1]);
+if (invoked === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((error) => {
+    if (error instanceof BuildError) {
+      console.error(`palisade-js: ${error.message}`);
+    } else {
+      console.error(`palisade-js: ${error?.stack ?? error}`);
+    }
+    process.exitCode = 1;
+  });
+}

@@ -69,6 +69,9 @@ export class DefinitionError extends Error {
  * an unknown type, two tools with one name) throws a {@link DefinitionError} there, so the build
  * fails with a message naming the tool and the field.
  */
+/** The key of what a plugin defines, on each of its exports (see `Plugin#exports`). */
+export const DEFINITIONS = Symbol.for('palisade.sdk.definitions');
+
 export class Plugin {
   /** @type {Map<string, Tool>} */
   #tools = new Map();
@@ -349,21 +352,38 @@ export class Plugin {
    * @returns {PluginExports}
    */
   exports() {
+    // What is defined, under a symbol on each interface: `palisade-js build` reads it to refuse
+    // a world that would drop definitions. Not part of the WIT exports.
+    const definitions = {
+      [DEFINITIONS]: () => ({
+        tools: [...this.#tools.keys()].map((name) => `tool ${name}`),
+        resources: [
+          ...[...this.#resources.keys()].map((uri) => `resource ${uri}`),
+          ...[...this.#templates.keys()].map((template) => `resource template ${template}`),
+          ...this.#listers.map(() => 'resource lister'),
+        ],
+        prompts: [...this.#prompts.keys()].map((name) => `prompt ${name}`),
+      }),
+    };
     return {
       tools: {
+        ...definitions,
         listTools: () => listing('listing the tools', () => [...this.#tools.values()].map((tool) => tool.listed)),
         callTool: (name, args) => guarded(`tool \`${name}\``, () => this.#callTool(name, args)),
       },
       resources: {
+        ...definitions,
         listResources: () => listing('listing the resources', () => this.#listResources()),
         listResourceTemplates: () => listing('listing the resource templates', () => [...this.#templates.values()].map((t) => t.listed)),
         readResource: (uri) => guarded(`reading \`${uri}\``, () => this.#readResource(uri)),
       },
       prompts: {
+        ...definitions,
         listPrompts: () => listing('listing the prompts', () => [...this.#prompts.values()].map((prompt) => prompt.listed)),
         getPrompt: (name, args) => guarded(`prompt \`${name}\``, () => this.#getPrompt(name, args)),
       },
       completion: {
+        ...definitions,
         completable: () => listing('listing what completes', () => this.#completable()),
         complete: (target, argument, typed, context) =>
           guarded(`completing \`${argument}\``, () => this.#complete(target, argument, typed, context)),

@@ -259,6 +259,33 @@ class Plugin:
             f"resource_templates={list(self.resource_templates)}, prompts={list(self.prompts)})"
         )
 
+    def check_served(self, exports: list[str], world: str, app: str) -> None:
+        """Raises when the world ``exports`` leaves out what this plugin defines, or when it
+        defines nothing: ``palisade-py build`` checks this while it builds, so definitions are
+        never dropped silently."""
+        defined = {
+            "tools": [f"@tool {name}" for name in self.tools],
+            "resources": [f"@resource {uri}" for uri in self.resources]
+            + [f"@resource_template {t}" for t in self.resource_templates]
+            + (["@resource_lister"] if self.resource_listers else []),
+            "prompts": [f"@prompt {name}" for name in self.prompts],
+        }
+        if not any(defined.values()):
+            raise RuntimeError(
+                "palisade-py build check failed: "
+                f"{app} defines no tools, resources or prompts (no @tool, @resource, "
+                "@resource_template, @resource_lister or @prompt ran when it was imported)"
+            )
+        for interface, found in defined.items():
+            if found and interface not in exports:
+                shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+                raise RuntimeError(
+                    "palisade-py build check failed: "
+                    f"{app} defines {shown}, but the world `{world}` does not export `{interface}` "
+                    f"(it exports: {', '.join(sorted(exports)) or 'nothing'}): build with --world "
+                    "plugin, which serves everything"
+                )
+
     # ---- decorators ----
 
     def tool(

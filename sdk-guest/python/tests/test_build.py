@@ -80,3 +80,29 @@ def test_wit_found_in_the_checkout(monkeypatch):
         pytest.skip("not running from the repository checkout")
     assert build.find_wit(None) == repo_wit
     build._check_world(repo_wit, "plugin")
+
+
+def test_world_exports_are_read_from_the_wit():
+    repo_wit = Path(build.__file__).resolve().parents[3] / "wit"
+    if not (repo_wit / "worlds.wit").is_file():
+        pytest.skip("not running from the repository checkout")
+    assert build.world_exports(repo_wit, "plugin") == {"tools", "resources", "prompts", "completion"}
+    assert build.world_exports(repo_wit, "tool-provider") == {"tools"}
+    assert build.world_exports(repo_wit, "prompt-pack") == {"prompts"}
+
+
+def test_a_world_that_drops_definitions_fails_the_build_check():
+    from palisade_sdk import Plugin
+
+    plugin = Plugin()
+
+    @plugin.tool
+    def shout(text: str) -> str:
+        """Shout"""
+        return text.upper()
+
+    plugin.check_served(["tools"], "tool-provider", "app.py")
+    with pytest.raises(RuntimeError, match=r"app.py defines @tool shout, but the world `resource-provider` does not export `tools` \(it exports: resources\)"):
+        plugin.check_served(["resources"], "resource-provider", "app.py")
+    with pytest.raises(RuntimeError, match="defines no tools, resources or prompts"):
+        Plugin().check_served(["tools"], "plugin", "app.py")
