@@ -37,6 +37,13 @@ pub(super) fn prepare(
             source: e.into(),
         })?
     };
+    if let Some(why) = not_a_component(&wasm) {
+        return Err(LoadError::NotAComponentFile {
+            plugin: name.to_string(),
+            path: path.to_path_buf(),
+            why,
+        });
+    }
     let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
     let component =
         cache
@@ -55,6 +62,25 @@ pub(super) fn prepare(
         pre,
         docs: PackageDocs::read(&wasm),
     })
+}
+
+/// Why `wasm` is plainly no component, in one line: the parser's own error for these dumps the
+/// bytes it expected.
+fn not_a_component(wasm: &[u8]) -> Option<&'static str> {
+    const MAGIC: &[u8] = b"\0asm";
+    const CORE_MODULE: [u8; 4] = [1, 0, 0, 0];
+    if !wasm.starts_with(MAGIC) {
+        return Some(
+            "it does not start with WebAssembly's magic bytes (\\0asm); is it the right file?",
+        );
+    }
+    if wasm.get(4..8) == Some(&CORE_MODULE[..]) {
+        return Some(
+            "it is a core WebAssembly module; build it for wasm32-wasip2, or make a component of \
+             it with `wasm-tools component new`",
+        );
+    }
+    None
 }
 
 /// The bytes of the component file at `path`, checked against the `pinned` SHA-256.

@@ -37,6 +37,16 @@ pub enum LoadError {
         /// The pinned SHA-256, in hex.
         pinned: String,
     },
+    /// The file is no WebAssembly component at all (another file, or a core module).
+    #[error("plugin `{plugin}`: {} is not a WebAssembly component: {why}", path.display())]
+    NotAComponentFile {
+        /// The plugin's name.
+        plugin: String,
+        /// The file.
+        path: PathBuf,
+        /// What it is instead, and what to do.
+        why: &'static str,
+    },
     /// The file is no WebAssembly component wasmtime can compile (or load from the cache).
     #[error(
         "plugin `{plugin}`: {} is not a valid WebAssembly component (build it with --target \
@@ -219,9 +229,33 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_core_module_is_not_a_component_and_the_compilers_reason_is_kept() {
+    async fn a_core_module_or_another_file_is_said_in_one_line() {
         let module = wat::parse_str("(module)").unwrap();
         let error = load("module", Some(&module), None).await;
+        assert!(
+            matches!(error, LoadError::NotAComponentFile { .. }),
+            "{error:?}"
+        );
+        let text = chain(&error);
+        assert!(
+            text.contains("is a core WebAssembly module; build it for wasm32-wasip2"),
+            "{text}"
+        );
+        assert!(!text.contains('\n'), "{text}");
+        let error = load("text", Some(b"not wasm at all"), None).await;
+        let text = chain(&error);
+        assert!(
+            text.contains("does not start with WebAssembly's magic bytes"),
+            "{text}"
+        );
+        assert!(!text.contains('\n'), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_broken_component_keeps_the_compilers_reason() {
+        // The component header, then nothing valid.
+        let broken = b"\0asm\x0d\x00\x01\x00\xff\xff";
+        let error = load("broken", Some(broken), None).await;
         assert!(
             matches!(error, LoadError::NotAComponent { .. }),
             "{error:?}"

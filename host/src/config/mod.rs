@@ -175,6 +175,44 @@ output_kib = 1
     }
 
     #[test]
+    fn errors_speak_of_numbers_values_and_syntax_as_people_do() {
+        let err = |text: &str| parse(text).unwrap_err().to_string();
+        let e = err("[plugins.a]\npath = \"a.wasm\"\n[plugins.a.limits]\ntimeout_ms = -5\n");
+        assert!(e.contains("expected a whole number, 0 or more"), "{e}");
+        assert!(!e.contains("u64"), "{e}");
+        let e = err("[plugins.a]\npath = \"a.wasm\"\nroots = \"sometimes\"\n");
+        assert!(
+            e.contains("expected one of `none`, `read-only`, `read-write`"),
+            "{e}"
+        );
+        assert!(e.contains("correct or remove the field"), "{e}");
+        let e = err("[plugins.a\npath = \"a.wasm\"\n");
+        assert!(e.contains("fix the TOML syntax at that line"), "{e}");
+        assert!(!e.contains("correct or remove the field"), "{e}");
+    }
+
+    #[test]
+    fn a_dirs_error_names_the_line_of_its_own_entry() {
+        let err = parse(
+            "[plugins.a]\npath = \"a.wasm\"\n\n[[plugins.a.dirs]]\nhost = \".\"\nguest = \"/a\"\n\n\
+             [[plugins.a.dirs]]\nhost = \"surely-not-here\"\nguest = \"/b\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(", line 9: [plugins.a] dirs[1].host = \"surely-not-here\""),
+            "{err}"
+        );
+        let err = parse(
+            "[plugins.a]\npath = \"a.wasm\"\n[[plugins.a.dirs]]\nhost = \".\"\nguest = \"/a\"\n\
+             [[plugins.a.dirs]]\nhost = \".\"\nguest = \"/a\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(", line 8: [plugins.a] dirs[1].guest"), "{err}");
+    }
+
+    #[test]
     fn relative_guest_path_is_refused() {
         let err = parse(
             "[plugins.a]\npath = \"a.wasm\"\n[[plugins.a.dirs]]\nhost = \".\"\nguest = \"data\"\n",

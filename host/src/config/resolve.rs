@@ -43,14 +43,8 @@ impl Config {
     /// Validates the text of a configuration file; `path` names it in errors and anchors relative
     /// paths.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let file: ConfigFile = toml::from_str(text).map_err(|e| {
-            ConfigError(format!(
-                "{}: {}\nhow to fix: correct or remove the field; every field is listed in \
-                 docs/configuration.md",
-                path.display(),
-                e.to_string().trim_end()
-            ))
-        })?;
+        let file: ConfigFile = toml::from_str(text)
+            .map_err(|e| ConfigError(format!("{}: {}", path.display(), toml_error(&e))))?;
         let base = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -199,11 +193,11 @@ fn resolve_plugin(
         )));
     }
     let mut dirs = Vec::new();
-    for dir in section.dirs {
+    for (n, dir) in section.dirs.into_iter().enumerate() {
         if !dir.guest.starts_with('/') || dir.guest.split('/').any(|c| c == "..") {
             return Err(ConfigError(format!(
-                "{} guest = {:?} must be an absolute path without `..`\nhow to fix: use a path such as \"/data\"",
-                at(&name, "dirs"),
+                "{} = {:?} must be an absolute path without `..`\nhow to fix: use a path such as \"/data\"",
+                at(&name, &format!("dirs[{n}].guest")),
                 dir.guest
             )));
         }
@@ -213,23 +207,23 @@ fn resolve_plugin(
         };
         if guest == "/roots" || guest.starts_with("/roots/") {
             return Err(ConfigError(format!(
-                "{} guest = {:?}: /roots is reserved for the roots\nhow to fix: use another path, such as \"/data\"",
-                at(&name, "dirs"),
+                "{} = {:?}: /roots is reserved for the roots\nhow to fix: use another path, such as \"/data\"",
+                at(&name, &format!("dirs[{n}].guest")),
                 dir.guest
             )));
         }
         if dirs.iter().any(|d: &DirGrant| d.guest == guest) {
             return Err(ConfigError(format!(
-                "{} guest = {:?} is granted twice\nhow to fix: give each directory its own guest path",
-                at(&name, "dirs"),
+                "{} = {:?} is granted twice\nhow to fix: give each directory its own guest path",
+                at(&name, &format!("dirs[{n}].guest")),
                 dir.guest
             )));
         }
         let host = base.join(&dir.host);
         if !host.is_dir() {
             return Err(ConfigError(format!(
-                "{} host = {:?}: {} is not a directory\nhow to fix: create it or correct the path (relative paths start at the configuration file)",
-                at(&name, "dirs"),
+                "{} = {:?}: {} is not a directory\nhow to fix: create it or correct the path (relative paths start at the configuration file)",
+                at(&name, &format!("dirs[{n}].host")),
                 dir.host.display(),
                 host.display()
             )));
@@ -824,9 +818,47 @@ fn is_public_name(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// A TOML error for people: the parser's text with Rust's type names in words, and a hint that
+/// fits a syntax error or a wrong field.
+fn toml_error(e: &toml::de::Error) -> String {
+    let mut text = e.to_string().trim_end().to_string();
+    for (rust, words) in [
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u16", "expected a whole number, 0 to 65535"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+    ] {
+        text = text.replace(rust, words);
+    }
+    let about_a_field = [
+        "unknown field",
+        "missing field",
+        "duplicate field",
+        "invalid type",
+        "invalid value",
+        "unknown variant",
+        "invalid length",
+    ]
+    .iter()
+    .any(|kind| text.contains(kind));
+    let hint = if about_a_field {
+        "correct or remove the field; every field is listed in docs/configuration.md"
+    } else {
+        "fix the TOML syntax at that line (https://toml.io shows it in one page)"
+    };
+    format!("{text}\nhow to fix: {hint}")
+}
+
 /// Best-effort ", line N" for a semantic error found after parsing: the line of `field` inside the
 /// plugin's section, else the section header.
 fn line_of(text: &str, plugin: &str, field: &str) -> String {
+    if let Some((index, key)) = array_entry(field) {
+        return entry_line(text, plugin, index, key)
+            .map(|l| format!(", line {l}"))
+            .unwrap_or_default();
+    }
     let header = format!("[plugins.{plugin}");
     let key = field.rsplit('.').next().unwrap_or(field);
     let mut in_section = false;
@@ -847,4 +879,38 @@ fn line_of(text: &str, plugin: &str, field: &str) -> String {
     header_line
         .map(|l| format!(", line {l}"))
         .unwrap_or_default()
+}
+
+/// `dirs[2].host` as (2, "host").
+fn array_entry(field: &str) -> Option<(usize, &str)> {
+    let rest = field.strip_prefix("dirs[")?;
+    let (index, key) = rest.split_once("].")?;
+    Some((index.parse().ok()?, key))
+}
+
+/// The line of `key` in the `index`-th `[[plugins.PLUGIN.dirs]]` table (its header's when the
+/// key is not there).
+fn entry_line(text: &str, plugin: &str, index: usize, key: &str) -> Option<usize> {
+    let header = format!("[[plugins.{plugin}.dirs]]");
+    let mut seen = 0;
+    let mut entry: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            if entry.is_some() {
+                break;
+            }
+            if t.starts_with(&header) {
+                if seen == index {
+                    entry = Some(i + 1);
+                }
+                seen += 1;
+            }
+            continue;
+        }
+        if entry.is_some() && t.starts_with(key) && t[key.len()..].trim_start().starts_with('=') {
+            return Some(i + 1);
+        }
+    }
+    entry
 }
