@@ -115,7 +115,7 @@ pub fn write_file(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) {
 /// The compile cache every test server uses unless the test says otherwise. Sharing it is safe
 /// (entries are keyed by the component's digest and the engine, and written atomically) and
 /// saves compiling the same plugins in every test: the Python and JavaScript examples take many
-/// seconds each. The first call also compiles those two, one process each, so that tests
+/// seconds each. The first call also compiles those ([`LARGE_PLUGINS`]), one process each, so that tests
 /// starting in parallel do not all compile them at once.
 pub fn shared_cache_dir() -> PathBuf {
     static WARM: std::sync::Once = std::sync::Once::new();
@@ -144,8 +144,9 @@ pub fn shared_cache_dir() -> PathBuf {
     dir
 }
 
-/// Plugins large enough to compile once for the whole test run.
-pub(crate) const LARGE_PLUGINS: [&str; 2] = ["textkit-py", "textkit-js"];
+/// Plugins large enough to compile once for the whole test run: the Python and JavaScript ones
+/// of the example configuration, which third-party clients with short connect timeouts start.
+pub(crate) const LARGE_PLUGINS: [&str; 4] = ["textkit-py", "textkit-js", "github", "weather"];
 
 /// A fresh temporary directory, removed when dropped.
 pub fn tempdir() -> tempfile::TempDir {

@@ -406,6 +406,15 @@ fn python_requests_style_and_urllib_go_through_the_grant() {
         assert!(text.contains(&ungranted.grant()), "{tool}: {text}");
     }
     assert!(ungranted.seen().is_empty());
+    // A key in the query of a refused request shows neither in the answer nor in the log.
+    let result = s.call_tool(
+        "net_get",
+        json!({ "url": ungranted.url(&format!("/x?appid={TOKEN}")) }),
+    );
+    let text = error_text(&result, "host not granted");
+    assert!(!text.contains(TOKEN), "{text}");
+    assert!(!s.stderr().contains(TOKEN), "{}", s.stderr());
+    assert!(ungranted.seen().is_empty());
 
     let started = Instant::now();
     let result = s.call_tool(

@@ -10,7 +10,7 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use crate::grant_ask::{CallAsks, Capability, NOT_GRANTED};
 use crate::host_pattern::is_local_address;
-use crate::{CallStats, HostPattern};
+use crate::{CallStats, HostPattern, Redactor};
 
 /// Decides, for one call of one plugin, whether a request may leave the sandbox.
 pub struct NetworkPolicy {
@@ -19,6 +19,8 @@ pub struct NetworkPolicy {
     /// For hosts outside `allowed`: remembered grants, and the user when the plugin may ask.
     asks: Arc<CallAsks>,
     stats: Arc<CallStats>,
+    /// Hides the plugin's secrets in what is said about its requests.
+    redactor: Redactor,
 }
 
 /// Why a request has no configured grant.
@@ -34,23 +36,26 @@ impl NetworkPolicy {
         allowed: Arc<[HostPattern]>,
         asks: Arc<CallAsks>,
         stats: Arc<CallStats>,
+        redactor: Redactor,
     ) -> NetworkPolicy {
         NetworkPolicy {
             plugin,
             allowed,
             asks,
             stats,
+            redactor,
         }
     }
 
     /// The configured grant covering a request to `uri`, or why there is none.
     fn grant_for(&self, uri: &http::Uri) -> Result<&HostPattern, NoGrant> {
+        let shown = self.shown(uri);
         let https = match uri.scheme() {
             Some(s) if *s == Scheme::HTTPS => true,
             Some(s) if *s == Scheme::HTTP => false,
             _ => {
                 return Err(NoGrant {
-                    why: format!("{uri}: only http and https are supported"),
+                    why: format!("{shown}: only http and https are supported"),
                     wanted: None,
                 });
             }
@@ -67,10 +72,22 @@ impl NetworkPolicy {
                     ""
                 };
                 NoGrant {
-                    why: format!("{uri}: host not granted{plain}"),
+                    why: format!("{shown}: host not granted{plain}"),
                     wanted: Capability::host(https, host, port),
                 }
             })
+    }
+}
+
+impl NetworkPolicy {
+    /// `uri` as logs and errors show it: without its query, where API keys often travel, and
+    /// with the plugin's secrets hidden in the rest.
+    fn shown(&self, uri: &http::Uri) -> String {
+        let scheme = uri.scheme_str().unwrap_or("?");
+        let authority = uri.authority().map_or("", |a| a.as_str());
+        let query = if uri.query().is_some() { "?…" } else { "" };
+        let text = format!("{scheme}://{authority}{}{query}", uri.path());
+        self.redactor.redact(&text).into_owned()
     }
 }
 

@@ -724,6 +724,7 @@ impl Plugin {
                     self.grants.network.clone(),
                     asks.clone(),
                     stats.clone(),
+                    self.grants.redactor.clone(),
                 ),
                 table: ResourceTable::new(),
                 limiter: MemoryLimiter::new(&limits),
