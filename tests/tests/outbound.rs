@@ -38,6 +38,11 @@ fn network(apis: &[&FakeApi]) -> String {
     format!("network = [{}]", grants.join(", "))
 }
 
+/// `section` with the secret `API_TOKEN` (= [`TOKEN`]) granted.
+fn with_token(section: &str) -> String {
+    format!("{section}\n[plugins.net.secrets]\nAPI_TOKEN = {{ env = \"{TOKEN_VAR}\" }}\n")
+}
+
 /// The structured answer of http-client's `request`.
 fn structured(result: &Value) -> &Value {
     assert!(!is_tool_error(result), "{result}");
@@ -51,10 +56,7 @@ fn rust_sdk_sends_json_headers_and_a_bearer_secret_and_reads_json() {
         _ => Reply::not_found(),
     });
     let dir = tempdir();
-    let section = format!(
-        "{}\n[plugins.net.secrets]\nAPI_TOKEN = {{ env = \"{TOKEN_VAR}\" }}\n",
-        network(&[&api])
-    );
+    let section = with_token(&network(&[&api]));
     let mut s = serve(dir.path(), "http-client", &section);
     let result = s.call_tool(
         "net_request",
@@ -103,10 +105,7 @@ fn redirects_are_followed_checked_at_every_hop_and_drop_credentials_across_hosts
         _ => Reply::not_found(),
     });
     let dir = tempdir();
-    let section = format!(
-        "{}\n[plugins.net.secrets]\nAPI_TOKEN = {{ env = \"{TOKEN_VAR}\" }}\n",
-        network(&[&api, &other])
-    );
+    let section = with_token(&network(&[&api, &other]));
     let mut s = serve(dir.path(), "http-client", &section);
 
     let result = s.call_tool(
@@ -367,10 +366,7 @@ fn python_requests_style_and_urllib_go_through_the_grant() {
     });
     let ungranted = FakeApi::start(|_| Reply::text("must not be reached"));
     let dir = tempdir();
-    let section = format!(
-        "{}\n[plugins.net.secrets]\nAPI_TOKEN = {{ env = \"{TOKEN_VAR}\" }}\n",
-        network(&[&api])
-    );
+    let section = with_token(&network(&[&api]));
     let mut s = serve(dir.path(), "http-py", &section);
 
     let result = s.call_tool("net_get", json!({ "url": api.url("/hello") }));
@@ -442,10 +438,7 @@ fn javascript_fetch_reaches_granted_hosts_with_secrets_and_abort_timeouts() {
     });
     let ungranted = FakeApi::start(|_| Reply::text("must not be reached"));
     let dir = tempdir();
-    let section = format!(
-        "{}\n[plugins.net.secrets]\nAPI_TOKEN = {{ env = \"{TOKEN_VAR}\" }}\n",
-        network(&[&api])
-    );
+    let section = with_token(&network(&[&api]));
     let mut s = serve(dir.path(), "http-js", &section);
 
     let text = ok_text(&s.call_tool(
