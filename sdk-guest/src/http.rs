@@ -341,16 +341,15 @@ fn resolve(base: &str, location: &str) -> Result<String, String> {
         return Err("which is not an http(s) URL".into());
     }
     let prefix = format!("{}://{}", base.scheme, base.authority);
-    if location.starts_with('/') {
-        return Ok(format!("{prefix}{location}"));
-    }
-    if let Some(query) = location.strip_prefix('?') {
-        let path = base.path.split('?').next().unwrap_or("/");
-        return Ok(format!("{prefix}{path}?{query}"));
-    }
     let path = base.path.split('?').next().unwrap_or("/");
-    let directory = &path[..path.rfind('/').map_or(0, |i| i + 1)];
-    Ok(format!("{prefix}{directory}{location}"))
+    if location.starts_with('/') {
+        Ok(format!("{prefix}{location}"))
+    } else if location.starts_with('?') {
+        Ok(format!("{prefix}{path}{location}"))
+    } else {
+        let directory = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        Ok(format!("{prefix}{directory}{location}"))
+    }
 }
 
 /// An http(s) URL in the three parts `wasi:http` takes.

@@ -77,9 +77,7 @@ impl NetworkPolicy {
                 }
             })
     }
-}
 
-impl NetworkPolicy {
     /// `uri` as logs and errors show it: without its query, where API keys often travel, and
     /// with the plugin's secrets hidden in the rest.
     fn shown(&self, uri: &http::Uri) -> String {
