@@ -151,10 +151,14 @@ struct ServeArgs {
     /// read-only access to the --root directories. Repeatable.
     #[arg(long = "plugin", value_name = "FILE.wasm")]
     plugins: Vec<PathBuf>,
-    /// Expose this directory as a root, at /roots/<directory name> inside plugins granted roots,
-    /// for clients that give no roots of their own. Repeatable.
+    /// Expose this directory as a root to plugins granted roots, for clients that give no roots
+    /// of their own. Repeatable.
     #[arg(long = "root", value_name = "DIR")]
     roots: Vec<PathBuf>,
+    /// Where plugins see the roots: host-paths (at the path the client named, the default) or
+    /// /roots (at /roots/<directory name>) (overrides [server] roots_at).
+    #[arg(long, value_name = "WHERE", value_parser = palisade::config::parse_roots_at)]
+    roots_at: Option<palisade::config::RootsAt>,
     /// Items per page of every list (overrides [server] page_size; default 50).
     #[arg(long, value_name = "N")]
     page_size: Option<usize>,
@@ -315,6 +319,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         config: args.config,
         plugins: args.plugins,
         roots: args.roots,
+        roots_at: args.roots_at,
         page_size: args.page_size,
         cache_dir: args.cache.cache_dir,
         no_watch: args.no_watch,

@@ -10,6 +10,7 @@ use anyhow::{Context as _, Result};
 use crate::audit::AuditLog;
 use crate::catalog::{Catalog, HostTool, InHostTools};
 use crate::grants::UserGrants;
+use crate::mcp::roots::ServedRoots;
 use crate::mcp::stateless::request_state::StateKey;
 use crate::mcp::{Server, StateSettings};
 use crate::reload;
@@ -60,7 +61,7 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
             "no plugins: give --plugin FILE.wasm or a --config with [plugins.NAME] sections"
         );
     }
-    let roots = Root::from_dirs(&config.roots)?;
+    let roots = Root::from_dirs(&config.roots, config.roots_at)?;
     let runtime = Arc::new(Runtime::new(setup::compile_cache(
         options.cache_dir.clone(),
         config.cache_dir.clone(),
@@ -94,7 +95,10 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
     let server = Server::new(
         catalog,
         config.page_size,
-        roots,
+        ServedRoots {
+            own: roots,
+            at: config.roots_at,
+        },
         config.access.clone(),
         audit,
         request_state,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result};
 
 use crate::catalog::Loaded;
-use crate::config::{self, Config, PluginConfig, RootsAccess};
+use crate::config::{self, Config, PluginConfig, RootsAccess, RootsAt};
 use crate::runtime::{CacheError, CompileCache, LinkedComponent, Plugin, Runtime};
 
 /// What `palisade serve` was asked to serve.
@@ -19,6 +19,8 @@ pub struct ServeOptions {
     pub plugins: Vec<PathBuf>,
     /// `--root` directories.
     pub roots: Vec<PathBuf>,
+    /// `--roots-at`.
+    pub roots_at: Option<RootsAt>,
     /// `--page-size`.
     pub page_size: Option<usize>,
     /// `--cache-dir`.
@@ -51,6 +53,9 @@ impl ServeOptions {
         }
         if self.no_watch {
             config.watch = false;
+        }
+        if let Some(at) = self.roots_at {
+            config.roots_at = at;
         }
         if let Some(listen) = self.http {
             config.http.listen = Some(listen);

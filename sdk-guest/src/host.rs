@@ -99,7 +99,7 @@ pub fn get_env(name: &str) -> Option<String> {
 }
 
 /// The client's directories this plugin may use for the current request, each with the path the
-/// plugin sees it at (such as `/roots/project`).
+/// plugin sees it at (such as `/home/me/project`, or `/roots/project` with `roots_at = "/roots"`).
 pub fn list_roots() -> Vec<Root> {
     raw::list_roots()
 }

@@ -174,18 +174,49 @@ fn serve_refuses_a_missing_or_broken_plugin() {
     assert_serve_refused(&["--plugin", &path_str(&broken)], "broken.wasm");
 }
 
+/// Proves: a `--root` given relative to the working directory is seen by plugins at its
+/// absolute path, the path a person would say; `--roots-at /roots` puts it at
+/// `/roots/<directory name>` instead.
 #[test]
-fn roots_are_named_after_their_directory() {
+fn a_relative_root_is_seen_at_its_absolute_path() {
     let dir = tempdir();
     let root = dir.path().join("my-root");
     write_file(root.join("note.txt"), "noted\n");
-    let mut s = Server::start(&["--plugin", &plugin_arg("files"), "--root", &path_str(&root)]);
+    let files = plugin_arg("files");
+    let mut s = Server::builder()
+        .args(["--plugin", &files, "--root", "my-root"])
+        .cwd(dir.path())
+        .start();
+    s.initialize(LATEST_VERSION);
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": format!("{}/note.txt", path_str(&root))}),
+    );
+    assert!(ok_text(&r).contains("noted"), "{r}");
+    let r = s.call_tool("files_read_file", json!({"path": "my-root/note.txt"}));
+    assert!(is_tool_error(&r), "a relative path names nothing: {r}");
+
+    let mut s = Server::builder()
+        .args([
+            "--plugin",
+            &files,
+            "--root",
+            "my-root",
+            "--roots-at",
+            "/roots",
+        ])
+        .cwd(dir.path())
+        .start();
     s.initialize(LATEST_VERSION);
     let r = s.call_tool(
         "files_read_file",
         json!({"path": "/roots/my-root/note.txt"}),
     );
     assert!(ok_text(&r).contains("noted"), "{r}");
+
+    let out = run(&["serve", "--plugin", &files, "--roots-at", "/mnt"]);
+    assert!(!out.success(), "{out}");
+    assert!(out.stderr.contains("host-paths"), "{out}");
 }
 
 /// Proves: `palisade compile` fills the cache that `serve` then loads from (a plugin or a whole

@@ -178,7 +178,7 @@ fn official_python_sdk_uses_resources_prompts_completions_and_roots() {
         "complete language 'Ja' -> ['Java', 'JavaScript']",
         "complete note 'we' -> ['welcome']",
         "read_file in the root -> hello from the client's root",
-        "roots after list_changed -> ['/roots/second']",
+        "roots after list_changed -> ['second']",
         "surface ok",
     ] {
         assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");

@@ -1,5 +1,6 @@
 //! The files plugin and client roots: reading, listing and searching inside
-//! `--root` directories (seen at `/roots/<basename>`), and nothing outside them.
+//! `--root` directories (seen at their own paths, or at `/roots/<basename>` with
+//! `--roots-at /roots`), and nothing outside them.
 
 use palisade_tests::*;
 use serde_json::json;
@@ -16,6 +17,14 @@ fn project() -> (TempDir, PathBuf) {
     (dir, root)
 }
 
+/// Where plugins see `rel` inside `root`: at the same path as on the host.
+fn at(root: &Path, rel: &str) -> String {
+    match rel {
+        "" => path_str(root),
+        _ => format!("{}/{rel}", path_str(root)),
+    }
+}
+
 fn files_server(root: &Path) -> Server {
     let mut s = Server::start(&["--plugin", &plugin_arg("files"), "--root", &path_str(root)]);
     s.initialize(LATEST_VERSION);
@@ -26,12 +35,9 @@ fn files_server(root: &Path) -> Server {
 fn read_a_file_in_a_root() {
     let (_dir, root) = project();
     let mut s = files_server(&root);
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool("files_read_file", json!({"path": at(&root, "a.txt")}));
     assert!(ok_text(&r).contains("alpha\nbeta"), "{r}");
-    let r = s.call_tool(
-        "files_read_file",
-        json!({"path": "/roots/project/sub/b.txt"}),
-    );
+    let r = s.call_tool("files_read_file", json!({"path": at(&root, "sub/b.txt")}));
     assert!(ok_text(&r).contains("gamma"), "{r}");
 }
 
@@ -40,9 +46,9 @@ fn list_roots_and_directories() {
     let (_dir, root) = project();
     let mut s = files_server(&root);
     let r = s.call_tool("files_list_roots", json!({}));
-    assert!(ok_text(&r).contains("/roots/project"), "{r}");
+    assert!(ok_text(&r).contains(&at(&root, "")), "{r}");
 
-    let r = s.call_tool("files_list_dir", json!({"path": "/roots/project"}));
+    let r = s.call_tool("files_list_dir", json!({"path": at(&root, "")}));
     let text = ok_text(&r);
     for entry in ["a.txt", "c.txt", "sub"] {
         assert!(
@@ -52,7 +58,7 @@ fn list_roots_and_directories() {
     }
     assert!(!text.contains("b.txt"), "list_dir is not recursive: {text}");
 
-    let r = s.call_tool("files_list_dir", json!({"path": "/roots/project/sub"}));
+    let r = s.call_tool("files_list_dir", json!({"path": at(&root, "sub")}));
     let text = ok_text(&r);
     assert!(text.contains("b.txt") && !text.contains("a.txt"), "{text}");
 }
@@ -63,7 +69,7 @@ fn search_finds_file_and_line() {
     let mut s = files_server(&root);
     let r = s.call_tool(
         "files_search",
-        json!({"path": "/roots/project", "pattern": "beta"}),
+        json!({"path": at(&root, ""), "pattern": "beta"}),
     );
     let text = ok_text(&r);
     assert!(text.contains("a.txt:2"), "{text}");
@@ -74,7 +80,7 @@ fn search_finds_file_and_line() {
 
     let r = s.call_tool(
         "files_search",
-        json!({"path": "/roots/project", "pattern": "gamma"}),
+        json!({"path": at(&root, ""), "pattern": "gamma"}),
     );
     assert!(
         ok_text(&r).contains("b.txt:1"),
@@ -83,7 +89,7 @@ fn search_finds_file_and_line() {
 
     let r = s.call_tool(
         "files_search",
-        json!({"path": "/roots/project", "pattern": "hit"}),
+        json!({"path": at(&root, ""), "pattern": "hit"}),
     );
     let text = ok_text(&r);
     for line in ["c.txt:1", "c.txt:3", "c.txt:4"] {
@@ -93,14 +99,14 @@ fn search_finds_file_and_line() {
 
     let r = s.call_tool(
         "files_search",
-        json!({"path": "/roots/project", "pattern": "hit", "max_results": 2}),
+        json!({"path": at(&root, ""), "pattern": "hit", "max_results": 2}),
     );
     let text = ok_text(&r);
     assert_eq!(text.matches("c.txt:").count(), 2, "max_results 2: {text}");
 
     let r = s.call_tool(
         "files_search",
-        json!({"path": "/roots/project", "pattern": "no such words"}),
+        json!({"path": at(&root, ""), "pattern": "no such words"}),
     );
     let text = ok_text(&r);
     assert!(!text.contains(".txt:"), "{text}");
@@ -116,12 +122,12 @@ fn nothing_outside_the_roots_is_readable() {
 
     for path in [
         "/etc/passwd",
-        "/roots/project/../../etc/passwd",
-        "/roots/../etc/passwd",
-        "/roots/project/../secret.txt",
+        &at(&root, "../../etc/passwd"),
+        &at(&root, "../secret.txt"),
         "../secret.txt",
-        "/roots/project/passwd-link",
-        "/roots/project/secret-link",
+        "/roots/project/a.txt",
+        &at(&root, "passwd-link"),
+        &at(&root, "secret-link"),
         &path_str(&dir.path().join("secret.txt")),
     ] {
         let r = s.call_tool("files_read_file", json!({"path": path}));
@@ -135,7 +141,7 @@ fn nothing_outside_the_roots_is_readable() {
             "{path} leaked: {text}"
         );
     }
-    for path in ["/", "/etc", "/roots/project/.."] {
+    for path in ["/", "/etc", &at(&root, "..")] {
         let r = s.call_tool("files_list_dir", json!({"path": path}));
         let text = tool_text(&r);
         assert!(
@@ -145,7 +151,7 @@ fn nothing_outside_the_roots_is_readable() {
     }
     let r = s.call_tool(
         "files_search",
-        json!({"path": "/roots/project", "pattern": "top secret"}),
+        json!({"path": at(&root, ""), "pattern": "top secret"}),
     );
     // (The "no match" message repeats the pattern: look for a match line instead.)
     assert!(
@@ -154,7 +160,7 @@ fn nothing_outside_the_roots_is_readable() {
     );
 
     // Still fine inside.
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool("files_read_file", json!({"path": at(&root, "a.txt")}));
     assert!(ok_text(&r).contains("alpha"), "{r}");
 }
 
@@ -162,12 +168,9 @@ fn nothing_outside_the_roots_is_readable() {
 fn missing_files_are_tool_errors() {
     let (_dir, root) = project();
     let mut s = files_server(&root);
-    let r = s.call_tool(
-        "files_read_file",
-        json!({"path": "/roots/project/nope.txt"}),
-    );
+    let r = s.call_tool("files_read_file", json!({"path": at(&root, "nope.txt")}));
     assert!(is_tool_error(&r), "{r}");
-    let r = s.call_tool("files_list_dir", json!({"path": "/roots/project/nope"}));
+    let r = s.call_tool("files_list_dir", json!({"path": at(&root, "nope")}));
     assert!(is_tool_error(&r), "{r}");
 }
 
@@ -185,10 +188,10 @@ fn without_roots_access_the_root_is_invisible() {
     let mut s = Server::start(&["--config", &path_str(&config), "--root", &path_str(&root)]);
     s.initialize(LATEST_VERSION);
 
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool("files_read_file", json!({"path": at(&root, "a.txt")}));
     assert!(ok_text(&r).contains("alpha"), "with roots = read-only: {r}");
 
-    let r = s.call_tool("blind_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool("blind_read_file", json!({"path": at(&root, "a.txt")}));
     assert!(
         is_tool_error(&r),
         "with roots = none the root must not be readable: {r}"
@@ -196,12 +199,41 @@ fn without_roots_access_the_root_is_invisible() {
     assert!(!tool_text(&r).contains("alpha"), "{r}");
     let r = s.call_tool("blind_list_roots", json!({}));
     assert!(
-        !tool_text(&r).contains("/roots/project"),
+        !tool_text(&r).contains(&at(&root, "")),
         "with roots = none no root is listed: {r}"
     );
     let r = s.call_tool(
         "blind_search",
-        json!({"path": "/roots/project", "pattern": "beta"}),
+        json!({"path": at(&root, ""), "pattern": "beta"}),
     );
     assert!(!tool_text(&r).contains("a.txt:2"), "{r}");
+}
+
+#[test]
+fn roots_at_slash_roots_shows_roots_under_roots_only() {
+    let (dir, root) = project();
+    write_file(dir.path().join("secret.txt"), "top secret\n");
+    let mut s = Server::start(&[
+        "--plugin",
+        &plugin_arg("files"),
+        "--root",
+        &path_str(&root),
+        "--roots-at",
+        "/roots",
+    ]);
+    s.initialize(LATEST_VERSION);
+    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    assert!(ok_text(&r).contains("alpha"), "{r}");
+    let r = s.call_tool("files_list_roots", json!({}));
+    let text = ok_text(&r);
+    assert!(text.starts_with("/roots/project <- file://"), "{text}");
+    for path in [
+        at(&root, "a.txt"),
+        "/roots/project/../secret.txt".to_string(),
+        "/roots/../etc/passwd".to_string(),
+    ] {
+        let r = s.call_tool("files_read_file", json!({"path": path}));
+        assert!(is_tool_error(&r), "{path} must be a tool error: {r}");
+        assert!(!tool_text(&r).contains("top secret"), "{path} leaked: {r}");
+    }
 }

@@ -781,7 +781,10 @@ fn roots_list_travels_on_the_standalone_stream() {
                         "result": {"roots": [{"uri": uri, "name": "The project"}]}});
     let reply = c.post(&answer);
     assert_eq!(reply.status, 202, "{reply:?}");
-    let r = c.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = c.call_tool(
+        "files_read_file",
+        json!({"path": format!("{}/a.txt", path_str(&project))}),
+    );
     assert!(ok_text(&r).contains("from the client"), "{r}");
 }
 

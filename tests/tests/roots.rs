@@ -1,6 +1,6 @@
 //! The client's roots: the server asks `roots/list` of a client that declares the `roots`
-//! capability, opens the `file://` directories it answers at `/roots/<basename>` for plugins
-//! granted roots, asks again on `notifications/roots/list_changed`, and falls back to `--root`
+//! capability, opens the `file://` directories it answers at the same paths for plugins granted
+//! roots (or at `/roots/<basename>` with `--roots-at /roots`), asks again on `notifications/roots/list_changed`, and falls back to `--root`
 //! for clients that give none.
 
 use palisade_tests::*;
@@ -15,6 +15,11 @@ fn roots_capability() -> Value {
 /// `file://` URI of an absolute path (test paths need no escaping).
 fn file_uri(path: &Path) -> String {
     format!("file://{}", path_str(path))
+}
+
+/// Where plugins see `rel` inside the root `dir`: at the path the client named.
+fn inside(dir: &Path, rel: &str) -> String {
+    format!("{}/{rel}", path_str(dir))
 }
 
 /// `<tmp>/<name>` holding `a.txt` with `text`.
@@ -55,7 +60,7 @@ fn listed_roots(s: &mut Server, tool: &str) -> Vec<String> {
 }
 
 /// Proves: after `notifications/initialized` a client declaring `roots` is asked `roots/list` (a
-/// request with a string id); the directory it answers is readable at `/roots/<basename>` and
+/// request with a string id); the directory it answers is readable at its own path and
 /// replaces the `--root` directories; nothing outside it is (an absolute path, `..` out of the
 /// root).
 #[test]
@@ -70,26 +75,33 @@ fn client_roots_are_readable_and_nothing_outside_them() {
     );
     assert!(req["id"].is_string(), "roots/list id: {req}");
 
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("from the client"), "{r}");
 
     let r = s.call_tool("files_list_roots", json!({}));
     let text = ok_text(&r);
     assert!(
-        text.contains("/roots/project") && text.contains("The project"),
+        text.contains(&path_str(&project)) && text.contains("The project"),
         "{text}"
     );
-    assert_eq!(listed_roots(&mut s, "files_list_roots"), ["/roots/project"]);
+    assert_eq!(
+        listed_roots(&mut s, "files_list_roots"),
+        [path_str(&project)]
+    );
     let r = s.call_tool(
         "files_read_file",
-        json!({"path": "/roots/server-side/a.txt"}),
+        json!({"path": inside(&server_side, "a.txt")}),
     );
     assert!(is_tool_error(&r), "the client's roots replace --root: {r}");
 
     for outside in [
-        "/etc/passwd",
-        "/roots/project/../../etc/passwd",
-        "/roots/project/../server-side/a.txt",
+        "/etc/passwd".to_string(),
+        "/roots/project/a.txt".to_string(),
+        inside(&project, "../../etc/passwd"),
+        inside(&project, "../server-side/a.txt"),
     ] {
         let r = s.call_tool("files_read_file", json!({"path": outside}));
         assert!(is_tool_error(&r), "{outside} must not be readable: {r}");
@@ -109,7 +121,7 @@ fn a_first_call_waits_for_the_client_roots() {
     let mut s = files_server_with_client_roots(&[]);
     let call = s.send_request(
         "tools/call",
-        json!({"name": "files_read_file", "arguments": {"path": "/roots/project/a.txt"}}),
+        json!({"name": "files_read_file", "arguments": {"path": inside(&project, "a.txt")}}),
     );
     answer_roots(&mut s, json!([{"uri": file_uri(&project)}]));
     let resp = s.wait_response(&call, default_timeout());
@@ -143,24 +155,27 @@ fn roots_list_changed_replaces_the_roots() {
     let second = dir_with_file(&tmp, "second", "two\n");
     let mut s = files_server_with_client_roots(&[]);
     answer_roots(&mut s, json!([{"uri": file_uri(&first)}]));
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/first/a.txt"}));
+    let r = s.call_tool("files_read_file", json!({"path": inside(&first, "a.txt")}));
     assert!(ok_text(&r).contains("one"), "{r}");
 
     s.notify("notifications/roots/list_changed", Value::Null);
     answer_roots(&mut s, json!([{"uri": file_uri(&second)}]));
     // Whether the very next call sees them is `a_call_sent_after_the_roots_answer_sees_them`.
-    wait_for_listed_roots(&mut s, &["/roots/second"]);
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/second/a.txt"}));
+    wait_for_listed_roots(&mut s, &[&path_str(&second)]);
+    let r = s.call_tool("files_read_file", json!({"path": inside(&second, "a.txt")}));
     assert!(ok_text(&r).contains("two"), "{r}");
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/first/a.txt"}));
+    let r = s.call_tool("files_read_file", json!({"path": inside(&first, "a.txt")}));
     assert!(is_tool_error(&r), "the old root must be gone: {r}");
-    assert_eq!(listed_roots(&mut s, "files_list_roots"), ["/roots/second"]);
+    assert_eq!(
+        listed_roots(&mut s, "files_list_roots"),
+        [path_str(&second)]
+    );
 }
 
 /// Proves: roots that are not `file://` URIs, do not exist, or are files are skipped with a log
-/// line naming them, while the good ones are kept; two roots with the same directory name get
-/// `/roots/<name>` and `/roots/<name>-2` in the client's order, and an unnamed root is named
-/// after its directory.
+/// line naming them, while the good ones are kept; with `--roots-at /roots`, two roots with the
+/// same directory name get `/roots/<name>` and `/roots/<name>-2` in the client's order, and an
+/// unnamed root is named after its directory.
 #[test]
 fn unusable_roots_are_skipped_and_good_ones_kept() {
     let tmp = tempdir();
@@ -168,7 +183,7 @@ fn unusable_roots_are_skipped_and_good_ones_kept() {
     let b = dir_with_file(&tmp, "b/project", "in b\n");
     let file = a.join("a.txt");
     let missing = tmp.path().join("does-not-exist");
-    let mut s = files_server_with_client_roots(&[]);
+    let mut s = files_server_with_client_roots(&["--roots-at", "/roots"]);
     let bad = [
         "https://example.com/repo".to_string(),
         file_uri(&missing),
@@ -199,6 +214,8 @@ fn unusable_roots_are_skipped_and_good_ones_kept() {
     assert!(ok_text(&r).contains("in a"), "{r}");
     let r = s.call_tool("files_read_file", json!({"path": "/roots/project-2/a.txt"}));
     assert!(ok_text(&r).contains("in b"), "{r}");
+    let r = s.call_tool("files_read_file", json!({"path": inside(&a, "a.txt")}));
+    assert!(is_tool_error(&r), "under /roots, not at the host path: {r}");
     for uri in &bad {
         assert!(
             s.wait_for_stderr(uri, default_timeout()),
@@ -221,11 +238,17 @@ fn without_the_roots_capability_the_root_flag_applies() {
         &path_str(&project),
     ]);
     s.initialize(LATEST_VERSION);
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("server root"), "{r}");
     s.notify("notifications/roots/list_changed", Value::Null);
     s.expect_no_server_request("roots/list", secs(2));
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("server root"), "{r}");
 }
 
@@ -248,7 +271,10 @@ fn a_roots_capability_that_is_not_an_object_is_ignored() {
     let resp = s.wait_response(&json!("init"), startup_timeout());
     s.expect_result(resp);
     s.notify("notifications/initialized", Value::Null);
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("server root"), "{r}");
     s.expect_no_server_request("roots/list", secs(2));
 }
@@ -272,14 +298,20 @@ fn a_plugin_without_a_roots_grant_sees_no_client_roots() {
     s.initialize_with_capabilities(LATEST_VERSION, roots_capability());
     answer_roots(&mut s, json!([{"uri": file_uri(&project)}]));
 
-    let r = s.call_tool("seeing_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "seeing_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("secret"), "{r}");
 
     assert!(listed_roots(&mut s, "blind_list_roots").is_empty());
-    let r = s.call_tool("blind_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "blind_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(is_tool_error(&r), "{r}");
     assert!(!tool_text(&r).contains("secret"), "{r}");
-    let r = s.call_tool("blind_list_dir", json!({"path": "/roots"}));
+    let r = s.call_tool("blind_list_dir", json!({"path": path_str(&project)}));
     assert!(
         is_tool_error(&r) || !tool_text(&r).contains("project"),
         "{r}"
@@ -294,7 +326,10 @@ fn an_error_answer_keeps_the_previous_roots() {
     let project = dir_with_file(&tmp, "project", "kept\n");
     let mut s = files_server_with_client_roots(&[]);
     answer_roots(&mut s, json!([{"uri": file_uri(&project)}]));
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("kept"), "{r}");
 
     s.notify("notifications/roots/list_changed", Value::Null);
@@ -305,7 +340,10 @@ fn an_error_answer_keeps_the_previous_roots() {
         "the failed roots/list should be logged:\n{}",
         s.stderr()
     );
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("kept"), "{r}");
 }
 
@@ -318,7 +356,10 @@ fn a_first_error_answer_leaves_the_root_flag_in_force() {
     let mut s = files_server_with_client_roots(&["--root", &path_str(&project)]);
     let req = s.wait_server_request("roots/list", default_timeout());
     s.respond_error(&req["id"], -32601, "Method not found");
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("server root"), "{r}");
 }
 
@@ -330,7 +371,10 @@ fn a_client_that_never_answers_roots_does_not_block_calls() {
     let project = dir_with_file(&tmp, "project", "server root\n");
     let mut s = files_server_with_client_roots(&["--root", &path_str(&project)]);
     s.wait_server_request("roots/list", default_timeout());
-    let r = s.call_tool("files_read_file", json!({"path": "/roots/project/a.txt"}));
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&project, "a.txt")}),
+    );
     assert!(ok_text(&r).contains("server root"), "{r}");
 }
 
@@ -353,7 +397,7 @@ fn a_call_sent_after_the_roots_answer_sees_them() {
     for (i, dir) in dirs.iter().enumerate().skip(1) {
         s.notify("notifications/roots/list_changed", Value::Null);
         answer_roots(&mut s, json!([{"uri": file_uri(dir)}]));
-        let path = format!("/roots/d{i}/a.txt");
+        let path = inside(dir, "a.txt");
         let r = s.call_tool("files_read_file", json!({"path": path}));
         if is_tool_error(&r) {
             stale.push(format!("round {i}: {}", tool_text(&r)));
@@ -398,7 +442,7 @@ fn the_last_roots_answer_wins() {
         }
         s.result("ping", Value::Null);
         let seen = listed_roots(&mut s, "files_list_roots");
-        if seen != [format!("/roots/d{i}")] {
+        if seen != [path_str(&dirs[i])] {
             lost.push(format!(
                 "round {i}: answered {} then {}, in force: {seen:?}",
                 first["id"], second["id"]
@@ -409,5 +453,75 @@ fn the_last_roots_answer_wins() {
         lost.is_empty(),
         "the client's last roots/list answer was not the one in force:\n{}",
         lost.join("\n")
+    );
+}
+
+/// Proves: roots are seen at the paths the client named, as a person would type them: a
+/// directory with a space (percent-encoded in the URI), a root nested in another (each path
+/// reaches its own root's files), and a symbolic link (seen at the link's path, not its
+/// target's). A plugin whose `dirs` grant sits at a root's very path keeps its grant there.
+#[test]
+fn roots_are_seen_at_the_paths_the_client_named() {
+    let tmp = tempdir();
+    let notes = dir_with_file(&tmp, "my notes", "outer\n");
+    let nested = dir_with_file(&tmp, "my notes/inner", "inner\n");
+    let elsewhere = dir_with_file(&tmp, "elsewhere", "behind the link\n");
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let granted = dir_with_file(&tmp, "granted", "from the grant\n");
+    let config = config_file(
+        tmp.path(),
+        &format!(
+            "[plugins.files]\npath = {files}\nroots = \"read-only\"\n\n\
+             [plugins.shadow]\npath = {files}\nroots = \"read-only\"\n\
+             [[plugins.shadow.dirs]]\nhost = {granted}\nguest = {guest}\n",
+            files = toml_str(&plugin_arg("files")),
+            granted = toml_str(&path_str(&granted)),
+            guest = toml_str(&path_str(&notes)),
+        ),
+    );
+    let mut s = Server::start(&["--config", &path_str(&config)]);
+    s.initialize_with_capabilities(LATEST_VERSION, roots_capability());
+    let encoded = file_uri(&notes).replace(' ', "%20");
+    answer_roots(
+        &mut s,
+        json!([
+            {"uri": encoded},
+            {"uri": file_uri(&nested)},
+            {"uri": file_uri(&link)},
+        ]),
+    );
+    assert_eq!(
+        listed_roots(&mut s, "files_list_roots"),
+        [path_str(&notes), path_str(&nested), path_str(&link)]
+    );
+    for (path, text) in [
+        (inside(&notes, "a.txt"), "outer"),
+        (inside(&nested, "a.txt"), "inner"),
+        (inside(&link, "a.txt"), "behind the link"),
+    ] {
+        let r = s.call_tool("files_read_file", json!({"path": path}));
+        assert!(ok_text(&r).contains(text), "{path}: {r}");
+    }
+    let r = s.call_tool(
+        "files_read_file",
+        json!({"path": inside(&elsewhere, "a.txt")}),
+    );
+    assert!(is_tool_error(&r), "the link's target is not a root: {r}");
+
+    let r = s.call_tool("shadow_read_file", json!({"path": inside(&notes, "a.txt")}));
+    assert!(ok_text(&r).contains("from the grant"), "{r}");
+    assert!(
+        s.wait_for_stderr("one of its `dirs` is at", default_timeout()),
+        "the hidden root should be logged:\n{}",
+        s.stderr()
+    );
+    let r = s.call_tool(
+        "shadow_read_file",
+        json!({"path": inside(&nested, "a.txt")}),
+    );
+    assert!(
+        ok_text(&r).contains("inner"),
+        "the nested root is its own: {r}"
     );
 }

@@ -1736,7 +1736,7 @@ fn roots_of_stateless_requests_come_from_the_server() {
         let r = w
             .call(
                 "files_read_file",
-                json!({"path": "/roots/project/a.txt"}),
+                json!({"path": format!("{project}/a.txt")}),
                 &all_caps(),
             )
             .result();

@@ -125,9 +125,8 @@ impl host::Host for StoreState {
         }
         let writable = self.grants.roots == RootsAccess::ReadWrite;
         Ok(self
-            .call
-            .roots
-            .iter()
+            .grants
+            .visible_roots(&self.call.roots)
             .map(|r| host::Root {
                 uri: r.uri.clone(),
                 name: r.name.clone(),

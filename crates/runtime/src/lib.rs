@@ -82,10 +82,10 @@ pub use limits::LimitExceeded;
 pub use link::import_status;
 pub use load_error::{Cause, LoadError};
 pub use plugin::{CallError, Exports, Plugin};
-pub use sandbox::Root;
+pub use sandbox::{Root, RootDir};
 pub use secrets::{MIN_REDACTED_LEN, Redactor, SecretGrant, SecretValue};
 pub use spec::{
-    AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, RootsAccess,
+    AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, RootsAccess, RootsAt,
 };
 
 use std::sync::Arc;

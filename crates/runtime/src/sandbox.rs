@@ -12,7 +12,7 @@ use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
-use crate::{AccessMode, DirGrant, HostPattern, Redactor, RootsAccess, SecretGrant};
+use crate::{AccessMode, DirGrant, HostPattern, Redactor, RootsAccess, RootsAt, SecretGrant};
 
 /// A directory of the client's (an MCP root, or a `--root` directory), as plugins see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,13 +23,26 @@ pub struct Root {
     pub name: Option<String>,
     /// Where it is on the host.
     pub host_path: PathBuf,
-    /// Where plugins see it: `/roots/<name>`.
+    /// Where plugins see it: the path the client named (see [`RootsAt`]).
     pub guest_path: String,
 }
 
+/// A directory to serve as a root, before it has a place inside plugins.
+#[derive(Debug, Clone)]
+pub struct RootDir {
+    /// The root's URI as the client gave it.
+    pub uri: String,
+    /// The client's name for it.
+    pub name: Option<String>,
+    /// The absolute path the client named (symbolic links left as they are).
+    pub named_path: PathBuf,
+    /// The same directory, canonical.
+    pub host_path: PathBuf,
+}
+
 impl Root {
-    /// Roots for host directories, each at `/roots/<directory name>` (made unique with `-2`, `-3`...).
-    pub fn from_dirs(dirs: &[PathBuf]) -> Result<Vec<Root>> {
+    /// Roots for host directories, placed as `at` says.
+    pub fn from_dirs(dirs: &[PathBuf], at: RootsAt) -> Result<Vec<Root>> {
         let mut found = Vec::new();
         for dir in dirs {
             let host_path = std::fs::canonicalize(dir)
@@ -39,39 +52,81 @@ impl Root {
                 "root {} is not a directory",
                 dir.display()
             );
-            found.push((file_uri(&host_path), None, host_path));
+            let absolute = std::path::absolute(dir)
+                .with_context(|| format!("root {}: cannot resolve the path", dir.display()))?;
+            // `..` cannot be taken out without asking the file system; the canonical path can.
+            let has_parent = absolute
+                .components()
+                .any(|c| c == std::path::Component::ParentDir);
+            found.push(RootDir {
+                uri: file_uri(&host_path),
+                name: None,
+                named_path: if has_parent {
+                    host_path.clone()
+                } else {
+                    absolute
+                },
+                host_path,
+            });
         }
-        Ok(Root::assign(found))
+        Ok(Root::assign(found, at))
     }
 
-    /// Gives each directory (URI, the client's name for it, canonical host path) its guest path:
-    /// `/roots/<directory name>`, made unique with `-2`, `-3`... in the order given, so the same
-    /// roots always land at the same paths.
-    pub fn assign(found: Vec<(String, Option<String>, PathBuf)>) -> Vec<Root> {
+    /// Gives each directory its guest path, in the order given, so the same roots always land
+    /// at the same paths. A directory whose place is taken already is left out, with a log line.
+    pub fn assign(found: Vec<RootDir>, at: RootsAt) -> Vec<Root> {
         let mut roots: Vec<Root> = Vec::new();
-        for (uri, name, host_path) in found {
-            let base: String = host_path
+        for dir in found {
+            let base: String = dir
+                .host_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "root".to_string())
                 .chars()
                 .map(|c| if c == '/' || c.is_control() { '_' } else { c })
                 .collect();
-            let mut guest_path = format!("/roots/{base}");
-            let mut n = 2;
-            while roots.iter().any(|r| r.guest_path == guest_path) {
-                guest_path = format!("/roots/{base}-{n}");
-                n += 1;
-            }
+            let guest_path = match at {
+                RootsAt::HostPaths => {
+                    let path = guest_form(&dir.named_path);
+                    if roots.iter().any(|r| r.guest_path == path) {
+                        tracing::info!(uri = dir.uri, "root skipped: given twice");
+                        continue;
+                    }
+                    path
+                }
+                RootsAt::UnderRoots => {
+                    let mut path = format!("/roots/{base}");
+                    let mut n = 2;
+                    while roots.iter().any(|r| r.guest_path == path) {
+                        path = format!("/roots/{base}-{n}");
+                        n += 1;
+                    }
+                    path
+                }
+            };
             roots.push(Root {
-                uri,
-                name: Some(name.unwrap_or(base)),
-                host_path,
+                uri: dir.uri,
+                name: Some(dir.name.unwrap_or(base)),
+                host_path: dir.host_path,
                 guest_path,
             });
         }
         roots
     }
+}
+
+/// An absolute host path as a plugin names it: `/` between the parts, no trailing `/`, and the
+/// rare part that is not UTF-8 shown with U+FFFD (WASI paths are strings; the preopen still
+/// reaches the right directory).
+fn guest_form(path: &std::path::Path) -> String {
+    let parts: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    format!("/{}", parts.join("/"))
 }
 
 /// `file://` URI of an absolute path, percent-encoding what a URI path cannot hold.
@@ -110,8 +165,9 @@ pub struct Grants {
 }
 
 impl Grants {
-    /// The roots this plugin sees: all of them, less any that would reach a hidden directory.
-    fn visible_roots<'a>(&'a self, roots: &'a [Root]) -> impl Iterator<Item = &'a Root> {
+    /// The roots this plugin sees: all of them, less any that would reach a hidden directory
+    /// and any at the very path of one of its own directories (the grant wins).
+    pub(crate) fn visible_roots<'a>(&'a self, roots: &'a [Root]) -> impl Iterator<Item = &'a Root> {
         roots
             .iter()
             .filter(|_| self.roots != RootsAccess::None)
@@ -119,6 +175,15 @@ impl Grants {
                 let hides = |h: &PathBuf| h.starts_with(&r.host_path) || r.host_path.starts_with(h);
                 !self.hidden.iter().any(hides)
             })
+            .filter(|r| !self.dirs.iter().any(|d| d.guest == r.guest_path))
+    }
+
+    /// Roots this plugin does not see because one of its directories is at the same path.
+    fn shadowed_roots<'a>(&'a self, roots: &'a [Root]) -> impl Iterator<Item = &'a Root> {
+        roots
+            .iter()
+            .filter(|_| self.roots != RootsAccess::None)
+            .filter(|r| self.dirs.iter().any(|d| d.guest == r.guest_path))
     }
 }
 
@@ -192,6 +257,14 @@ pub fn wasi_context(
                     dir.guest
                 )
             })?;
+    }
+    for root in grants.shadowed_roots(roots) {
+        tracing::warn!(
+            root = root.uri,
+            "the root is not shown to this plugin: one of its `dirs` is at {} already; \
+             set [server] roots_at = \"/roots\" or move the grant",
+            root.guest_path
+        );
     }
     if grants.roots != RootsAccess::None {
         let perms = perms(grants.roots == RootsAccess::ReadWrite);
@@ -363,7 +436,7 @@ mod tests {
         assert_eq!(grants.host_path("/notes/../etc/passwd", &[]), None);
         assert_eq!(grants.host_path("/other/a.md", &[]), None);
         assert_eq!(grants.host_path("notes/a.md", &[]), None);
-        let roots = Root::from_dirs(std::slice::from_ref(&tmp)).unwrap();
+        let roots = Root::from_dirs(std::slice::from_ref(&tmp), RootsAt::HostPaths).unwrap();
         let inside_root = format!("{}/x", roots[0].guest_path);
         // Roots count only for a plugin granted them.
         assert_eq!(grants.host_path(&inside_root, &roots), None);
@@ -388,11 +461,65 @@ mod tests {
     fn roots_get_unique_guest_paths() {
         let a = tempdir("a/x");
         let b = tempdir("b/x");
-        let roots = Root::from_dirs(&[a.clone(), b.clone()]).unwrap();
+        let roots = Root::from_dirs(&[a.clone(), b.clone()], RootsAt::UnderRoots).unwrap();
         assert_eq!(roots[0].guest_path, "/roots/x");
         assert_eq!(roots[1].guest_path, "/roots/x-2");
         assert!(roots[0].uri.starts_with("file:///"));
-        assert!(Root::from_dirs(&[a.join("missing")]).is_err());
+        assert!(Root::from_dirs(&[a.join("missing")], RootsAt::UnderRoots).is_err());
+    }
+
+    #[test]
+    fn roots_at_host_paths_keep_the_path_the_user_named() {
+        let a = tempdir("named/a");
+        let link = a.parent().unwrap().join("link-to-a");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&a, &link).unwrap();
+        let dotted = a.join("..").join("a");
+        let roots = Root::from_dirs(
+            &[a.clone(), link.clone(), a.join("."), dotted],
+            RootsAt::HostPaths,
+        )
+        .unwrap();
+        let canonical = std::fs::canonicalize(&a).unwrap();
+        // The symbolic link stays the path the user gave; `a/.` is `a` given twice; `..` is
+        // resolved on the host, which gives `a`'s canonical path.
+        let guest: Vec<&str> = roots.iter().map(|r| r.guest_path.as_str()).collect();
+        let mut expected = vec![
+            a.to_str().unwrap().to_string(),
+            link.to_str().unwrap().to_string(),
+        ];
+        if canonical != a {
+            expected.push(canonical.to_str().unwrap().to_string());
+        }
+        assert_eq!(guest, expected);
+        assert!(roots.iter().all(|r| r.host_path == canonical));
+        assert_eq!(roots[0].name.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn a_directory_grant_wins_over_a_root_at_the_same_path() {
+        let a = tempdir("shadow/a");
+        let roots = Root::from_dirs(std::slice::from_ref(&a), RootsAt::HostPaths).unwrap();
+        let grants = Grants {
+            dirs: vec![DirGrant {
+                host: tempdir("shadow/other"),
+                guest: roots[0].guest_path.clone(),
+                mode: AccessMode::ReadOnly,
+            }],
+            roots: RootsAccess::ReadWrite,
+            ..Grants::default()
+        };
+        assert_eq!(grants.visible_roots(&roots).count(), 0);
+        assert_eq!(grants.shadowed_roots(&roots).count(), 1);
+        let file = format!("{}/f", roots[0].guest_path);
+        assert_eq!(
+            grants.host_path(&file, &roots),
+            Some(
+                std::fs::canonicalize(tempdir("shadow/other"))
+                    .unwrap()
+                    .join("f")
+            )
+        );
     }
 
     #[test]

@@ -22,6 +22,19 @@ pub enum RootsAccess {
     ReadWrite,
 }
 
+/// Where plugins see the roots.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum RootsAt {
+    /// At the path the client named: `file:///home/me/notes` is `/home/me/notes`, so a path the
+    /// user or the model says can be opened as it is.
+    #[default]
+    #[serde(rename = "host-paths")]
+    HostPaths,
+    /// At `/roots/<directory name>`, which tells plugins nothing about the host's layout.
+    #[serde(rename = "/roots")]
+    UnderRoots,
+}
+
 /// Read-only or read-write.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::model::{AnnotationOverrides, AuditArguments, DirGrant, RootsAccess};
+use super::model::{AnnotationOverrides, AuditArguments, DirGrant, RootsAccess, RootsAt};
 
 /// The whole configuration file.
 #[derive(Debug, Default, Deserialize)]
@@ -137,6 +137,8 @@ pub struct ServerSection {
     /// Directories served as roots to clients that give none, relative to the file.
     #[serde(default)]
     pub roots: Vec<PathBuf>,
+    /// Where plugins see the roots: `"host-paths"` (default) or `"/roots"`.
+    pub roots_at: Option<RootsAt>,
     /// Reload plugins and this file when they change (default true).
     pub watch: Option<bool>,
     /// A file holding the secret `requestState` is signed with (2026-07-28 multi round-trip

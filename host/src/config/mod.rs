@@ -12,7 +12,7 @@ pub use crate::sources::parse_sha256;
 pub use access::{AccessConfig, Identity, Scope};
 pub use file::*;
 pub use model::*;
-pub use resolve::{check_plugin_name, parse_listen};
+pub use resolve::{check_plugin_name, parse_listen, parse_roots_at};
 
 /// A configuration error, with where it is and how to fix it.
 #[derive(Debug, thiserror::Error)]
@@ -243,5 +243,20 @@ output_kib = 1
             .to_string();
         assert!(err.contains("line 3"), "{err}");
         assert!(err.contains("read-only"), "{err}");
+    }
+
+    #[test]
+    fn roots_at_takes_host_paths_or_roots() {
+        assert_eq!(parse("").unwrap().roots_at, RootsAt::HostPaths);
+        let under = parse("[server]\nroots_at = \"/roots\"\n").unwrap();
+        assert_eq!(under.roots_at, RootsAt::UnderRoots);
+        let err = parse("[server]\nroots_at = \"/mnt\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(
+            err.contains("host-paths") && err.contains("/roots"),
+            "{err}"
+        );
     }
 }

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::access::AccessConfig;
-pub use crate::runtime::{AccessMode, DirGrant, HostPattern, Limits, PluginSpec, RootsAccess};
+pub use crate::runtime::{
+    AccessMode, DirGrant, HostPattern, Limits, PluginSpec, RootsAccess, RootsAt,
+};
 pub use crate::sources::verify::Policy;
 pub use crate::sources::{Locked, RegistryLogin, Source, SourcesConfig};
 
@@ -176,6 +178,8 @@ pub struct Config {
     pub cache_dir: Option<PathBuf>,
     /// Roots for clients that give none.
     pub roots: Vec<PathBuf>,
+    /// Where plugins see the roots.
+    pub roots_at: RootsAt,
     /// Whether plugins and the configuration are reloaded when they change.
     pub watch: bool,
     /// `[server.http]`.
@@ -198,6 +202,7 @@ impl Default for Config {
             page_size: DEFAULT_PAGE_SIZE,
             cache_dir: None,
             roots: Vec::new(),
+            roots_at: RootsAt::default(),
             watch: true,
             http: HttpConfig::default(),
             plugins: Vec::new(),

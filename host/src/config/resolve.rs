@@ -10,6 +10,15 @@ use super::{ConfigError, HostPattern, InvalidValue, access, parse_sha256};
 use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES, SecretGrant, SecretValue};
 use access::{AccessConfig, Scope};
 
+/// `host-paths` or `/roots`, as `--roots-at` takes them.
+pub fn parse_roots_at(text: &str) -> Result<RootsAt, String> {
+    match text {
+        "host-paths" => Ok(RootsAt::HostPaths),
+        "/roots" => Ok(RootsAt::UnderRoots),
+        _ => Err("expected `host-paths` or `/roots`".into()),
+    }
+}
+
 /// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.
 pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, InvalidValue> {
     if let Ok(port) = text.parse::<u16>() {
@@ -108,6 +117,7 @@ impl Config {
             page_size,
             cache_dir,
             roots,
+            roots_at: file.server.roots_at.unwrap_or_default(),
             watch: file.server.watch.unwrap_or(true),
             http,
             plugins,

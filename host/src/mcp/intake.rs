@@ -298,7 +298,7 @@ mod tests {
         let server = Server::new(
             catalog,
             50,
-            Vec::new(),
+            Default::default(),
             AccessConfig::default(),
             None,
             settings,

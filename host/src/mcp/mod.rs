@@ -25,8 +25,8 @@ use crate::audit::AuditLog;
 use crate::catalog::Catalog;
 use crate::config::AccessConfig;
 use crate::grants::UserGrants;
-use crate::runtime::Root;
 use crate::runtime::bindings::host::ListKind;
+use crate::runtime::{Root, RootsAt};
 use grant_questions::GrantQuestions;
 use version::ProtocolVersion;
 
@@ -59,6 +59,8 @@ pub struct Server {
     pub page_size: usize,
     /// Roots from `--root` and the configuration, for sessions whose client gives none.
     pub roots: Arc<Vec<Root>>,
+    /// Where plugins see the client's roots.
+    pub roots_at: RootsAt,
     changes: broadcast::Sender<Change>,
     /// Host files behind resources (as the plugins listed them), to the URIs they back.
     resource_files: RwLock<HashMap<PathBuf, BTreeSet<String>>>,
@@ -81,7 +83,7 @@ impl Server {
     pub fn new(
         catalog: Catalog,
         page_size: usize,
-        roots: Vec<Root>,
+        roots: roots::ServedRoots,
         access: AccessConfig,
         audit: Option<AuditLog>,
         request_state: StateSettings,
@@ -96,7 +98,8 @@ impl Server {
             request_state,
             catalog: RwLock::new(Arc::new(catalog)),
             page_size,
-            roots: Arc::new(roots),
+            roots: Arc::new(roots.own),
+            roots_at: roots.at,
             changes: broadcast::channel(256).0,
             resource_files: RwLock::new(HashMap::new()),
             reload: RwLock::new(None),

@@ -1,5 +1,5 @@
 //! Read-only file tools. The plugin uses plain `std::fs`: it reaches only the directories the
-//! host preopened (client roots at `/roots/<name>`, granted directories at their guest paths).
+//! host preopened (client roots at their own paths, granted directories at their guest paths).
 
 mod search;
 
@@ -15,7 +15,7 @@ const MIB: u64 = 1024 * 1024;
 
 #[derive(Deserialize, JsonSchema)]
 struct ReadFile {
-    /// The file's path, as the plugin sees it (such as `/roots/project/README.md`).
+    /// The file's path, as the plugin sees it (such as `/home/me/project/README.md`).
     path: String,
     /// The largest file to read, in bytes; larger files are refused.
     #[serde(default = "one_mib")]

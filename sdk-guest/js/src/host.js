@@ -83,7 +83,7 @@ export function getEnv(name) {
 
 /**
  * The client's directories this plugin may use for the current call: `{ uri, name, guestPath,
- * writable }`, where `guestPath` is where the plugin sees it (such as `/roots/project`).
+ * writable }`, where `guestPath` is where the plugin sees it (such as `/home/me/project`).
  *
  * @returns {Root[]}
  */

@@ -151,7 +151,7 @@ class Root:
     uri: str
     #: The client's name for it, if any.
     name: str | None
-    #: Where the plugin sees it: an absolute path inside the sandbox, such as ``/roots/project``.
+    #: Where the plugin sees it: an absolute path inside the sandbox, such as ``/home/me/project``.
     guest_path: str
     #: Whether the plugin may write there.
     writable: bool

@@ -84,7 +84,7 @@ impl Session {
     /// Takes the client's answer to a `roots/list`: the last answer is the one in force.
     pub(in crate::mcp) fn take_roots(&self, answer: Result<Value, String>) {
         let roots = match answer {
-            Ok(result) => Some(roots::from_client(&result)),
+            Ok(result) => Some(roots::from_client(&result, self.server.roots_at)),
             Err(why) => {
                 tracing::warn!("cannot get the client's roots, keeping the previous ones: {why}");
                 None

@@ -66,7 +66,7 @@ fn app(with_token: bool) -> axum::Router {
     let server = Server::new(
         catalog,
         50,
-        Vec::new(),
+        Default::default(),
         access,
         None,
         settings,
