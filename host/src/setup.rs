@@ -119,7 +119,11 @@ impl ServeOptions {
     /// [`resolve`](Self::resolve), then every plugin from a registry or a URL pointed at what
     /// `palisade.lock` accepted (fetched into the store when missing), or refused.
     pub async fn resolve_pinned(&self) -> Result<(Config, Vec<Wanted>)> {
-        let (config, mut wanted) = self.resolve()?;
+        // Reading the configuration may wait on the keyring (secrets): off the async threads.
+        let options = self.clone();
+        let (config, mut wanted) = tokio::task::spawn_blocking(move || options.resolve())
+            .await
+            .context("reading the configuration stopped")??;
         let mut plugins: Vec<&mut PluginConfig> =
             wanted.iter_mut().map(|w| &mut w.config).collect();
         crate::pin::pin(&config, self.config.as_deref(), &mut plugins).await?;

@@ -1,6 +1,7 @@
-//! Real services the tests start on 127.0.0.1, each in its own temporary directory with a
-//! generated configuration, stopped when dropped: nginx (a load balancer, a file server) and
-//! the CNCF distribution registry (Debian's `docker-registry`). `./dev test` installs both.
+//! Real services the tests start, each in its own temporary directory with a generated
+//! configuration, stopped when dropped: nginx (a load balancer, a file server) and the CNCF
+//! distribution registry (Debian's `docker-registry`) on 127.0.0.1, and a D-Bus bus with GNOME
+//! Keyring on a socket. `./dev test` installs them.
 
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};
@@ -236,4 +237,160 @@ pub fn local_http_server(body: &'static str) -> u16 {
         }
     });
     port
+}
+
+/// A private D-Bus session bus with GNOME Keyring's Secret Service on it, its login keyring
+/// unlocked, all in a temporary directory (Debian's `dbus-daemon`, `gnome-keyring` and
+/// `libsecret-tools`, which `./dev test` installs). Stopped when dropped.
+pub struct Keyring {
+    bus: Child,
+    daemon: Option<Child>,
+    dir: tempfile::TempDir,
+    /// `DBUS_SESSION_BUS_ADDRESS` for the programs that use it.
+    pub address: String,
+}
+
+impl Keyring {
+    /// The bus and an unlocked keyring on it.
+    pub fn start() -> Keyring {
+        let mut keyring = Keyring::bus_only();
+        let daemon = find_program(
+            &["/usr/bin/gnome-keyring-daemon"],
+            "gnome-keyring-daemon",
+            "gnome-keyring",
+        );
+        let stderr = File::create(keyring.dir.path().join("keyring.txt")).unwrap();
+        let mut child = keyring
+            .command(&daemon)
+            .args(["--unlock", "--components=secrets", "--foreground"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("starting gnome-keyring-daemon");
+        // The login keyring's password, on stdin: it is created (or unlocked) with it.
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"palisade-tests").unwrap();
+        drop(child.stdin.take());
+        keyring.daemon = Some(child);
+        // Ready once it owns the Secret Service name and stores an entry.
+        let deadline = Instant::now() + secs(30);
+        while !keyring.try_store("palisade-tests", "ready", "yes") {
+            assert!(
+                Instant::now() < deadline,
+                "the keyring did not come up within 30 s:\n{}",
+                keyring.logs()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        keyring
+    }
+
+    /// A bus with no keyring on it: nothing answers for the Secret Service.
+    pub fn bus_only() -> Keyring {
+        let dir = tempdir();
+        let socket = dir.path().join("bus");
+        let config = dir.path().join("bus.conf");
+        std::fs::write(
+            &config,
+            format!(
+                r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"#,
+                socket.display()
+            ),
+        )
+        .unwrap();
+        let program = find_program(&["/usr/bin/dbus-daemon"], "dbus-daemon", "dbus-daemon");
+        let stderr = File::create(dir.path().join("bus.txt")).unwrap();
+        let bus = Command::new(program)
+            .arg(format!("--config-file={}", config.display()))
+            .arg("--nofork")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("starting dbus-daemon");
+        let deadline = Instant::now() + secs(30);
+        while !socket.exists() {
+            assert!(Instant::now() < deadline, "dbus-daemon did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Keyring {
+            bus,
+            daemon: None,
+            address: format!("unix:path={}", socket.display()),
+            dir,
+        }
+    }
+
+    /// `program` with this bus, and the keyring's files in the temporary directory rather than
+    /// the user's own.
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let at = |sub: &str| self.dir.path().join(sub);
+        let mut command = Command::new(program);
+        command
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .env("XDG_DATA_HOME", at("data"))
+            .env("XDG_RUNTIME_DIR", at(""))
+            .env("HOME", at(""));
+        command
+    }
+
+    /// Stores `value` under `service` and `user`, as a person would with `secret-tool store`.
+    pub fn store(&self, service: &str, user: &str, value: &str) {
+        assert!(
+            self.try_store(service, user, value),
+            "secret-tool store failed:\n{}",
+            self.logs()
+        );
+    }
+
+    fn try_store(&self, service: &str, user: &str, value: &str) -> bool {
+        let tool = find_program(&["/usr/bin/secret-tool"], "secret-tool", "libsecret-tools");
+        let mut child = self
+            .command(tool)
+            .args(["store", "--label=palisade test", "service", service])
+            .args(["username", user])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting secret-tool");
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), value.as_bytes()).unwrap();
+        drop(child.stdin.take());
+        child.wait().is_ok_and(|s| s.success())
+    }
+
+    /// The bus's and the keyring's logs, for a failure message.
+    pub fn logs(&self) -> String {
+        ["bus.txt", "keyring.txt"]
+            .iter()
+            .map(|f| {
+                let body = std::fs::read_to_string(self.dir.path().join(f)).unwrap_or_default();
+                format!("--- {f}\n{body}\n")
+            })
+            .collect()
+    }
+}
+
+impl Drop for Keyring {
+    fn drop(&mut self) {
+        for child in self.daemon.iter_mut().chain(std::iter::once(&mut self.bus)) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!("{}", self.logs());
+        }
+    }
 }

@@ -313,6 +313,15 @@ fn secret_sources_are_checked_before_serving() {
             "T = { env = \"HOME\", file = \"open.txt\" }",
             "give exactly one of env",
         ),
+        (
+            "T = { env = \"HOME\", keyring = \"a/b\" }",
+            "give exactly one of env",
+        ),
+        // A mistake in the entry is not a missing entry: optional does not cover it.
+        (
+            "T = { keyring = \"no-user\", optional = true }",
+            "is not \"SERVICE/USER\"",
+        ),
     ] {
         let config = config_file(
             dir.path(),
@@ -334,7 +343,7 @@ fn secret_sources_are_checked_before_serving() {
     );
     assert_serve_refused(
         &["--no-watch", "--config", &path_str(&config)],
-        "unknown field `keychain`, expected one of `env`, `file`, `as_env`, `optional`",
+        "unknown field `keychain`, expected one of `env`, `file`, `keyring`, `as_env`, `optional`",
     );
     let config = config_file(
         dir.path(),
@@ -347,6 +356,150 @@ fn secret_sources_are_checked_before_serving() {
         &["--no-watch", "--config", &path_str(&config)],
         "also given under config or env",
     );
+}
+
+/// `palisade serve` of `config` with `DBUS_SESSION_BUS_ADDRESS` at `bus`, stdin closed at once.
+fn serve_on_bus(dir: &Path, config: &Path, bus: &str) -> RunOutput {
+    let cache = path_str(&shared_cache_dir());
+    run_palisade_with(
+        &[
+            "serve",
+            "--no-watch",
+            "--config",
+            &path_str(config),
+            "--cache-dir",
+            &cache,
+        ],
+        dir,
+        &[("DBUS_SESSION_BUS_ADDRESS", bus)],
+        "",
+        secs(120),
+    )
+}
+
+/// Proves: `{ keyring = "SERVICE/USER" }` reads the entry `secret-tool store` left in the user's
+/// keyring (GNOME Keyring on a private bus), without its final line break; it reaches the plugin
+/// and an API, and is hidden like any secret; an optional entry that is missing is left out with
+/// a log line, a required one stops the start naming the command that stores it.
+#[test]
+fn keyring_secrets_come_from_the_users_keyring() {
+    let keyring = Keyring::start();
+    keyring.store("palisade-test", "api", &format!("{TOKEN}\n"));
+    let api = FakeApi::start(|_| Reply::text("ok"));
+    let dir = tempdir();
+    let plugin = toml_str(&plugin_arg("http-client"));
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.net]\npath = {plugin}\n{}\n\n[plugins.net.secrets]\n\
+             API_TOKEN = {{ keyring = \"palisade-test/api\" }}\n\
+             GONE = {{ keyring = \"palisade-test/absent\", optional = true }}\n",
+            network(&[&api]),
+        ),
+    );
+    let mut s = Server::builder()
+        .args(["--no-watch", "--config", &path_str(&config)])
+        .env("DBUS_SESSION_BUS_ADDRESS", &keyring.address)
+        .start();
+    s.initialize(LATEST_VERSION);
+    let result = s.call_tool(
+        "net_request",
+        json!({ "url": api.url("/me"), "bearer_secret": "API_TOKEN" }),
+    );
+    structured(&result);
+    assert_eq!(
+        api.last().header("authorization"),
+        Some(&*format!("Bearer {TOKEN}"))
+    );
+    let text = ok_text(&s.call_tool("net_reveal", json!({ "name": "API_TOKEN" })));
+    assert_eq!(text, "the secret is [secret API_TOKEN]");
+    let result = s.call_tool("net_reveal", json!({ "name": "GONE" }));
+    error_text(&result, "the secret GONE is not given to this plugin");
+    assert!(
+        s.wait_for_stderr(
+            "secret GONE: the keyring has no entry palisade-test/absent",
+            default_timeout()
+        ),
+        "{}",
+        s.stderr()
+    );
+    assert!(!s.stderr().contains(TOKEN), "{}", s.stderr());
+
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.net]\npath = {plugin}\n\n[plugins.net.secrets]\n\
+             T = {{ keyring = \"palisade-test/absent\" }}\n"
+        ),
+    );
+    let out = serve_on_bus(dir.path(), &config, &keyring.address);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr
+            .contains("the keyring has no entry palisade-test/absent")
+            && out.stderr.contains(
+                "secret-tool store --label=palisade service \"palisade-test\" username \"absent\""
+            ),
+        "{out}"
+    );
+}
+
+/// Proves: without a keyring (a session bus where nothing keeps secrets), a required keyring
+/// secret stops the start saying so and an optional one is left out; a bus that never answers
+/// is given up after 10 s rather than holding the start for good.
+#[test]
+fn a_missing_or_silent_keyring_is_reported_not_waited_for() {
+    let bus = Keyring::bus_only();
+    let dir = tempdir();
+    let plugin = toml_str(&plugin_arg("http-client"));
+    let secret = |optional: bool| {
+        config_file(
+            dir.path(),
+            &format!(
+                "[plugins.net]\npath = {plugin}\n\n[plugins.net.secrets]\n\
+                 T = {{ keyring = \"palisade-test/api\", optional = {optional} }}\n"
+            ),
+        )
+    };
+    let out = serve_on_bus(dir.path(), &secret(false), &bus.address);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr.contains("[plugins.net] secrets") && out.stderr.contains("no keyring to ask"),
+        "{out}"
+    );
+    let out = serve_on_bus(dir.path(), &secret(true), &bus.address);
+    assert!(out.success(), "{out}");
+    assert!(
+        out.stderr.contains("secret T: no keyring to ask") && out.stderr.contains("optional"),
+        "{out}"
+    );
+
+    // A peer that takes the connection and never says a word.
+    let socket = dir.path().join("silent-bus");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let held = std::thread::spawn(move || {
+        let (connection, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_secs(60));
+        drop(connection);
+    });
+    let started = Instant::now();
+    let out = serve_on_bus(
+        dir.path(),
+        &secret(false),
+        &format!("unix:path={}", path_str(&socket)),
+    );
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr
+            .contains("the keyring did not answer within 10 s"),
+        "{out}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(45),
+        "gave up after {:?}",
+        started.elapsed()
+    );
+    drop(held);
 }
 
 #[cfg(unix)]

@@ -254,11 +254,13 @@ pub struct SecretSection {
     pub env: Option<String>,
     /// A file that holds it (relative to the configuration file), readable by no one else.
     pub file: Option<PathBuf>,
+    /// The user's keyring entry that holds it: `"SERVICE/USER"`.
+    pub keyring: Option<String>,
     /// Also give it to the plugin as the environment variable NAME.
     #[serde(default)]
     pub as_env: bool,
-    /// Serve the plugin without it when its variable is unset or its file is missing (the
-    /// server's log says so), instead of refusing to start.
+    /// Serve the plugin without it when its variable is unset, its file or keyring entry is
+    /// missing, or no keyring answers (the server's log says so), instead of refusing to start.
     #[serde(default)]
     pub optional: bool,
 }

@@ -5,6 +5,7 @@
 
 pub mod access;
 mod file;
+mod keyring;
 mod model;
 mod resolve;
 

@@ -632,17 +632,20 @@ fn resolve_secrets(
         if name.is_empty() || name.contains(['=', '\0']) {
             return Err(fail("is not a valid name".into()));
         }
-        let read = match (section.env, section.file) {
-            (Some(var), None) => std::env::var(&var).map_err(|_| {
+        let read = match (section.env, section.file, section.keyring) {
+            (Some(var), None, None) => std::env::var(&var).map_err(|_| {
                 Unreadable::Missing(format!(
                     "the server's environment variable {var} is not set (or not UTF-8)\nhow to fix: \
                      set it before starting palisade, or add optional = true"
                 ))
             }),
-            (None, Some(file)) => read_secret_file(&base.join(file)),
+            (None, Some(file), None) => read_secret_file(&base.join(file)),
+            (None, None, Some(entry)) => read_keyring(&entry),
             _ => {
                 return Err(fail(
-                    "give exactly one of env = \"VARIABLE\" or file = \"PATH\"".into(),
+                    "give exactly one of env = \"VARIABLE\", file = \"PATH\" or keyring = \
+                     \"SERVICE/USER\""
+                        .into(),
                 ));
             }
         };
@@ -708,6 +711,15 @@ fn read_secret_file(path: &Path) -> Result<String, Unreadable> {
         .map_err(|e| Unreadable::Wrong(format!("cannot read {shown}: {e}")))?;
     let text = text.strip_suffix('\n').unwrap_or(&text);
     Ok(text.strip_suffix('\r').unwrap_or(text).to_string())
+}
+
+/// A secret's keyring entry, `SERVICE/USER`.
+fn read_keyring(entry: &str) -> Result<String, Unreadable> {
+    let (service, user) = super::keyring::parse_entry(entry).map_err(Unreadable::Wrong)?;
+    super::keyring::lookup(service, user, MAX_SECRET_BYTES as usize).map_err(|e| match e {
+        super::keyring::KeyringError::Absent(why) => Unreadable::Missing(why),
+        super::keyring::KeyringError::Unusable(why) => Unreadable::Wrong(why),
+    })
 }
 
 /// Scopes and tokens: each token's hash, read from where the configuration says.
