@@ -175,7 +175,7 @@ impl Grants {
                 let hides = |h: &PathBuf| h.starts_with(&r.host_path) || r.host_path.starts_with(h);
                 !self.hidden.iter().any(hides)
             })
-            .filter(|r| !self.dirs.iter().any(|d| d.guest == r.guest_path))
+            .filter(|r| !self.has_dir_at(r))
     }
 
     /// Roots this plugin does not see because one of its directories is at the same path.
@@ -183,7 +183,12 @@ impl Grants {
         roots
             .iter()
             .filter(|_| self.roots != RootsAccess::None)
-            .filter(|r| self.dirs.iter().any(|d| d.guest == r.guest_path))
+            .filter(|r| self.has_dir_at(r))
+    }
+
+    /// Whether one of the plugin's own directories is at `root`'s very path.
+    fn has_dir_at(&self, root: &Root) -> bool {
+        self.dirs.iter().any(|d| d.guest == root.guest_path)
     }
 }
 

@@ -11,12 +11,13 @@ use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES, SecretGrant, SecretValue};
 use access::{AccessConfig, Scope};
 
 /// `host-paths` or `/roots`, as `--roots-at` takes them.
+/// The names are the configuration's own (`RootsAt`'s serde names), so the two cannot drift.
 pub fn parse_roots_at(text: &str) -> Result<RootsAt, String> {
-    match text {
-        "host-paths" => Ok(RootsAt::HostPaths),
-        "/roots" => Ok(RootsAt::UnderRoots),
-        _ => Err("expected `host-paths` or `/roots`".into()),
-    }
+    use serde::Deserialize as _;
+    use serde::de::IntoDeserializer as _;
+    let text: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+        text.into_deserializer();
+    RootsAt::deserialize(text).map_err(|e| e.to_string())
 }
 
 /// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.
