@@ -327,7 +327,7 @@ def _send_once(
     try:
         future = outgoing_handler.handle(outgoing, options)
     except Err as e:
-        raise _failure(what, url, e.value) from None
+        raise _failure(what, url, e.value, timeout) from None
     try:
         if body:
             with outgoing_body.write() as stream:
@@ -345,7 +345,7 @@ def _send_once(
     if isinstance(answer, Err):
         raise RequestError(f"{what}: the response was already taken", "transport")
     if isinstance(answer.value, Err):
-        raise _failure(what, url, answer.value.value)
+        raise _failure(what, url, answer.value.value, timeout)
     with answer.value.value as incoming:
         status = incoming.status()
         received = Headers()
@@ -384,8 +384,9 @@ def _timed_out(what: str, timeout: float | None) -> Timeout:
     return Timeout(f"{what}: no complete answer within {timeout} s (raise timeout=)", "timeout")
 
 
-def _failure(what: str, url: str, code: Any) -> RequestError:
-    """A ``wasi:http`` error code in words, naming the grant to add when the host refused."""
+def _failure(what: str, url: str, code: Any, timeout: float | None) -> RequestError:
+    """A ``wasi:http`` error code in words, naming the grant to add when the host refused. The
+    host's own timeouts are the caller's ``timeout`` (it sets them from it), so they read alike."""
     name = type(code).__name__.removeprefix("ErrorCode_")
     if name == "HttpRequestDenied":
         grant = grant_for(url)
@@ -401,7 +402,7 @@ def _failure(what: str, url: str, code: Any) -> RequestError:
             "local-address",
         )
     if name in ("ConnectionTimeout", "ConnectionReadTimeout", "ConnectionWriteTimeout", "HttpResponseTimeout"):
-        return Timeout(f"{what}: timed out", "timeout")
+        return _timed_out(what, timeout) if timeout is not None else Timeout(f"{what}: timed out", "timeout")
     if name == "DnsError":
         return RequestError(f"{what}: cannot resolve the host's name ({getattr(code.value, 'rcode', None)})", "transport")
     if name == "ConnectionRefused":
