@@ -18,7 +18,8 @@
 //!
 //! Beside them: [`serve`] (the composition root: configuration, runtime, catalog, server,
 //! transport), [`config`] (the TOML file, resolved), [`setup`] (what to load, shared by start,
-//! reload and `palisade inspect`), [`reload`], [`audit`], [`memory`]. ARCHITECTURE.md at the
+//! reload and `palisade inspect`), [`reload`] (which also loads the plugins at start, in the
+//! background), [`compile_command`], [`audit`], [`memory`]. ARCHITECTURE.md at the
 //! repository's root follows a request through them.
 //!
 //! # Example
@@ -48,6 +49,7 @@
 
 pub mod audit;
 pub mod catalog;
+pub mod compile_command;
 pub mod config;
 pub mod grants;
 pub mod inspect;

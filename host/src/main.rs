@@ -3,9 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
-use sha2::{Digest as _, Sha256};
 
 use palisade::inspect::inspect;
 use palisade::plugin_commands as commands;
@@ -232,7 +231,7 @@ fn main() -> ExitCode {
                 plugins,
                 config,
                 cache,
-            } => compile(plugins, config, cache.cache_dir).await,
+            } => palisade::compile_command::compile(plugins, config, cache.cache_dir).await,
             Command::Add {
                 reference,
                 name,
@@ -326,54 +325,4 @@ async fn serve(args: ServeArgs) -> Result<()> {
         http: args.http,
     };
     palisade::serve::serve(options, palisade::serve::no_host_tools).await
-}
-
-/// `palisade compile`: fills the compile cache the way `serve` would use it.
-async fn compile(
-    files: Vec<PathBuf>,
-    config: Option<PathBuf>,
-    cache_dir: Option<PathBuf>,
-) -> Result<()> {
-    anyhow::ensure!(
-        config.is_some() || !files.is_empty(),
-        "nothing to compile: give FILE.wasm or --config palisade.toml"
-    );
-    let options = ServeOptions {
-        config,
-        plugins: files,
-        ..ServeOptions::default()
-    };
-    let (config, wanted) = options.resolve_pinned().await?;
-    let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
-    for plugin in wanted.iter().map(|w| &w.config) {
-        let wasm = std::fs::read(&plugin.spec.path).with_context(|| {
-            format!(
-                "{}: cannot read {}",
-                plugin.spec.name,
-                plugin.spec.path.display()
-            )
-        })?;
-        let sha256: [u8; 32] = Sha256::digest(&wasm).into();
-        if runtime.cache.contains(&runtime.engine, &sha256) {
-            println!("{}: already compiled", plugin.spec.name);
-            continue;
-        }
-        let started = std::time::Instant::now();
-        runtime
-            .cache
-            .load(&runtime.engine, &wasm, &sha256, &plugin.spec.name)
-            .with_context(|| {
-                format!(
-                    "{}: {} is not a valid component",
-                    plugin.spec.name,
-                    plugin.spec.path.display()
-                )
-            })?;
-        println!(
-            "{}: compiled in {:.1} s",
-            plugin.spec.name,
-            started.elapsed().as_secs_f64()
-        );
-    }
-    Ok(())
 }

@@ -1,7 +1,8 @@
-//! The composition root of a server: configuration, then the runtime and the plugins, then the
-//! catalog, then the server, then one transport. `palisade serve` runs it; so does the
-//! benchmark, with its in-host baseline tools. A reload (`reload.rs`) rebuilds the catalog from
-//! the same pieces: `setup::load_plugin` and `Catalog::new` with the same in-host tools.
+//! The composition root of a server: configuration, then the runtime, then the server, then one
+//! transport, answering at once while the plugins load in the background (`reload::start`, which
+//! serves each as it is ready, then reloads on changes). `palisade serve` runs it; so does the
+//! benchmark, with its in-host baseline tools. Every catalog is built from the same pieces:
+//! `setup::load_plugin` and `Catalog::new` with the same in-host tools.
 
 use std::sync::Arc;
 
@@ -56,6 +57,7 @@ pub fn init_logging(default_level: &str) {
 /// the process is stopped.
 pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
     let (config, wanted) = options.resolve_pinned().await?;
+    setup::check_files(&wanted)?;
     if wanted.is_empty() {
         tracing::warn!(
             "no plugins: give --plugin FILE.wasm or a --config with [plugins.NAME] sections"
@@ -75,9 +77,8 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
             runtime.cache.dir().display()
         );
     }
-    let plugins = setup::load_all(&runtime, wanted).await?;
-    let catalog =
-        Catalog::new(plugins.clone(), in_host()).context("cannot serve these plugins together")?;
+    // The in-host tools at once; the plugins as they become ready.
+    let catalog = Catalog::new(Vec::new(), in_host()).context("cannot serve the in-host tools")?;
     let audit = config.audit.clone().map(AuditLog::open).transpose()?;
     let request_state = StateSettings {
         key: match &config.request_state.key_file {
@@ -104,21 +105,18 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         request_state,
         UserGrants::beside(options.config.as_deref()),
     );
-    // Serving matters more than reloading: without a watcher, say so and go on. Without
-    // watching (--no-watch), plugins that say their lists changed are still listed again.
-    if let Err(e) = reload::start(
+    let plugins = wanted.len();
+    server.loading.begin(reload::pending(&wanted));
+    reload::start(
         server.clone(),
         runtime,
         options,
-        plugins,
+        wanted,
         in_host,
         config.watch,
-    ) {
-        tracing::warn!("live reload is off: cannot watch files: {e:#}");
-    }
+    );
     // A burst of clients leaves freed memory behind; give it back once they are gone.
     crate::memory::start_trimming();
-    let tools = server.catalog().tools().len();
     match config.http.listen {
         Some(listen) => {
             let options = HttpOptions {
@@ -134,11 +132,17 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
                 max_sessions: config.http.max_sessions,
                 max_sessions_per_client: config.http.max_sessions_per_client,
             };
-            tracing::info!(tools, "serving MCP over HTTP");
+            tracing::info!(
+                plugins,
+                "serving MCP over HTTP; plugins load in the background"
+            );
             transport::http::serve(server, options).await
         }
         None => {
-            tracing::info!(tools, "serving MCP on stdio");
+            tracing::info!(
+                plugins,
+                "serving MCP on stdio; plugins load in the background"
+            );
             transport::stdio::serve(server).await
         }
     }

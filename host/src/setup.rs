@@ -2,11 +2,9 @@
 //! again on every reload.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 
-use crate::catalog::Loaded;
 use crate::config::{self, Config, PluginConfig, RootsAccess, RootsAt};
 use crate::runtime::{CacheError, CompileCache, LinkedComponent, Plugin, Runtime};
 
@@ -132,20 +130,16 @@ impl ServeOptions {
     }
 }
 
-/// Loads every wanted plugin; the first that fails stops the start with an error naming it.
-pub async fn load_all(runtime: &Runtime, wanted: Vec<Wanted>) -> Result<Vec<Loaded>> {
-    let mut plugins = Vec::new();
+/// Checks that every wanted plugin's file can be opened: a missing file is a mistake in the
+/// configuration or the command line, refused at start like one, before the plugins load in the
+/// background (where a plugin that fails is only left out).
+pub fn check_files(wanted: &[Wanted]) -> Result<()> {
     for Wanted { config, origin } in wanted {
-        let plugin = load_plugin(runtime, &config)
-            .await
-            .with_context(|| origin)?;
-        log_loaded(&plugin);
-        plugins.push(Loaded {
-            plugin: Arc::new(plugin),
-            config,
-        });
+        let path = &config.spec.path;
+        std::fs::File::open(path)
+            .with_context(|| format!("{origin}: cannot read the plugin file {}", path.display()))?;
     }
-    Ok(plugins)
+    Ok(())
 }
 
 /// Loads one plugin as configured: at start, on reload and for `palisade inspect`.

@@ -67,6 +67,22 @@ pub fn assert_serve_refused(args: &[&str], needle: &str) -> RunOutput {
     out
 }
 
+/// Runs `palisade serve <args>` and expects it to refuse a plugin and serve on: plugins load
+/// in the background once the server answers, so one that fails is reported on stderr (with
+/// `needle`) and left out, and the server keeps answering. Returns the running server.
+pub fn assert_plugin_refused(args: &[&str], needle: &str) -> Server {
+    let mut s = Server::start(args);
+    s.initialize(LATEST_VERSION);
+    if !s.wait_for_stderr("plugins ready", startup_timeout()) {
+        s.fail("the plugins never finished loading");
+    }
+    if !s.stderr().contains(needle) {
+        s.fail(format!("stderr must mention {needle:?}"));
+    }
+    s.result("ping", serde_json::json!({}));
+    s
+}
+
 /// Runs `palisade <args>` to its end (killed after `timeout`). With
 /// `keep_stdin_open`, stdin is a pipe held open for the whole run (so that a
 /// `serve` that should have refused to start hangs instead of seeing EOF);

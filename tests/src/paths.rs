@@ -115,38 +115,35 @@ pub fn write_file(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) {
 /// The compile cache every test server uses unless the test says otherwise. Sharing it is safe
 /// (entries are keyed by the component's digest and the engine, and written atomically) and
 /// saves compiling the same plugins in every test: the Python and JavaScript examples take many
-/// seconds each. The first call also compiles those ([`LARGE_PLUGINS`]), one process each, so that tests
-/// starting in parallel do not all compile them at once.
+/// seconds each. The first call compiles every built plugin into it (`palisade compile`, which
+/// skips what is there), so that tests starting in parallel do not all compile them at once, and
+/// so that a list right after start holds every plugin (plugins load in the background: a list
+/// waits for them only a moment).
 pub fn shared_cache_dir() -> PathBuf {
     static WARM: std::sync::Once = std::sync::Once::new();
     let dir = repo_root().join("target/test-cache");
     WARM.call_once(|| {
-        let warming: Vec<_> = LARGE_PLUGINS
-            .iter()
-            .map(|name| repo_root().join(format!("target/plugins/{name}.wasm")))
-            .filter(|path| path.is_file())
-            .filter_map(|path| {
-                Command::new(palisade_bin())
-                    .arg("inspect")
-                    .arg("--cache-dir")
-                    .arg(&dir)
-                    .arg(path)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .ok()
-            })
+        let plugins: Vec<PathBuf> = std::fs::read_dir(repo_root().join("target/plugins"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "wasm"))
             .collect();
-        for mut child in warming {
-            let _ = child.wait();
+        if plugins.is_empty() {
+            return;
         }
+        let _ = Command::new(palisade_bin())
+            .arg("compile")
+            .arg("--cache-dir")
+            .arg(&dir)
+            .args(&plugins)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     });
     dir
 }
-
-/// Plugins large enough to compile once for the whole test run: the Python and JavaScript ones
-/// of the example configuration, which third-party clients with short connect timeouts start.
-pub(crate) const LARGE_PLUGINS: [&str; 4] = ["textkit-py", "textkit-js", "github", "weather"];
 
 /// A fresh temporary directory, removed when dropped.
 pub fn tempdir() -> tempfile::TempDir {

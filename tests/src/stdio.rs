@@ -239,6 +239,14 @@ impl Server {
         }
     }
 
+    /// Waits (bounded) until the server has loaded its plugins (they load in the background
+    /// once it answers); fails the test if it never does.
+    pub fn wait_ready(&self) {
+        if !self.wait_for_stderr("plugins ready", startup_timeout()) {
+            self.fail("the plugins never finished loading");
+        }
+    }
+
     /// The protocol version the server answered to `initialize`, if any.
     pub fn negotiated_version(&self) -> Option<&str> {
         self.negotiated.as_deref()

@@ -912,7 +912,7 @@ fn settings_for_a_tool_the_plugin_lacks_are_refused() {
         "",
         "",
     );
-    assert_serve_refused(&["--config", &path_str(&config)], "wirte_file");
+    assert_plugin_refused(&["--config", &path_str(&config)], "wirte_file");
 }
 
 // -- audit log and integrity --
@@ -966,14 +966,21 @@ fn a_pinned_hash_refuses_a_different_file() {
     let layout = Layout::new();
     let wrong = "0".repeat(64);
     let config = layout.config(&format!("sha256 = \"{wrong}\""), "", "");
-    let out = assert_serve_refused(&["--config", &path_str(&config)], &wrong);
+    let mut refused = assert_plugin_refused(&["--config", &path_str(&config)], &wrong);
+    let (tools, _) = refused.list_all_tools();
+    let names = tool_names(&tools);
+    assert!(
+        !names.iter().any(|n| n.starts_with("misbehave_")),
+        "a refused file serves nothing: {names:?}"
+    );
     let actual = {
         use sha2::Digest as _;
         hex::encode(sha2::Sha256::digest(
             std::fs::read(plugin_path("misbehave")).unwrap(),
         ))
     };
-    assert!(out.stderr.contains(&actual), "names both hashes:\n{out}");
+    let stderr = refused.stderr();
+    assert!(stderr.contains(&actual), "names both hashes:\n{stderr}");
     // The right hash loads.
     let config = layout.config(&format!("sha256 = \"{actual}\""), "", "");
     let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);

@@ -20,6 +20,8 @@ fn run_session(args: &[&str], cwd: Option<&Path>) -> String {
     }
     let mut s = b.start();
     s.initialize(LATEST_VERSION);
+    // Compiling happens in the background: a list waits for it only a moment.
+    s.wait_ready();
     let (tools, _) = s.list_all_tools();
     let names = tool_names(&tools);
     if names.iter().any(|n| n == "hello_greet") {

@@ -164,14 +164,15 @@ fn a_plugin_is_named_after_its_file() {
 }
 
 #[test]
-fn serve_refuses_a_missing_or_broken_plugin() {
+fn serve_refuses_a_missing_plugin_and_leaves_out_a_broken_one() {
     let dir = tempdir();
     let missing = dir.path().join("absent.wasm");
+    // A missing file is a mistake on the command line: the start stops.
     assert_serve_refused(&["--plugin", &path_str(&missing)], "absent.wasm");
 
     let broken = dir.path().join("broken.wasm");
     write_file(&broken, b"\0asm\x01\0\0\0garbage");
-    assert_serve_refused(&["--plugin", &path_str(&broken)], "broken.wasm");
+    assert_plugin_refused(&["--plugin", &path_str(&broken)], "broken.wasm");
 }
 
 /// Proves: a `--root` given relative to the working directory is seen by plugins at its
@@ -248,6 +249,7 @@ fn compile_fills_the_cache_serve_uses() {
 
     let mut s = Server::start(&["--plugin", &hello, "--cache-dir", &cache_dir]);
     s.initialize(LATEST_VERSION);
+    s.wait_ready();
     assert!(
         s.stderr().contains("loaded compiled component from cache")
             && !s.stderr().contains("compiling component"),
@@ -258,4 +260,26 @@ fn compile_fills_the_cache_serve_uses() {
     let out = run(&["compile", "--cache-dir", &cache_dir]);
     assert!(!out.success(), "{out}");
     assert!(out.stderr.contains("nothing to compile"), "{out}");
+
+    // One broken component does not stop the others; the run fails naming it.
+    let broken = dir.path().join("broken.wasm");
+    write_file(&broken, b"\0asm\x01\0\0\0garbage");
+    let prompts = plugin_arg("prompts");
+    let out = run(&[
+        "compile",
+        &path_str(&broken),
+        &prompts,
+        "--cache-dir",
+        &cache_dir,
+    ]);
+    assert!(!out.success(), "{out}");
+    assert!(out.stdout.contains("prompts: compiled in"), "{out}");
+    assert!(
+        out.stdout.contains("broken: ") && out.stdout.contains("is not a valid component"),
+        "{out}"
+    );
+    assert!(
+        out.stderr.contains("1 of 2 plugins could not be compiled"),
+        "{out}"
+    );
 }

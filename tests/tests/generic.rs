@@ -409,11 +409,11 @@ fn what_a_hostile_component_returns_is_bounded_and_checked() {
 fn two_functions_with_one_tool_name_refuse_the_plugin_naming_both() {
     let dir = tempdir();
     let colliding = wat_component(dir.path(), "generic-collision");
-    let out = assert_serve_refused(
+    let refused = assert_plugin_refused(
         &["--no-watch", "--plugin", &path_str(&colliding)],
         "would both be the tool `util_f`",
     );
-    let stderr = out.stderr;
+    let stderr = refused.stderr();
     assert!(
         stderr.contains("`x:one/util#f`") && stderr.contains("`y:two/util#f`"),
         "{stderr}"
@@ -603,7 +603,7 @@ fn a_component_linked_to_the_one_it_imports_from_runs_as_one_under_the_callers_l
 
     // Linking what exports nothing it imports, itself, or an unknown plugin is refused.
     let wrong = write_config("link = [\"other\"]", "");
-    assert_serve_refused(
+    assert_plugin_refused(
         &["--no-watch", "--config", &path_str(&wrong)],
         "none of the linked components (`other`) exports an interface it imports",
     );
@@ -694,10 +694,11 @@ fn keyvalue_only_when_granted_kept_on_disk_under_its_cap() {
 
     // A damaged store file is refused, not emptied.
     std::fs::write(&file, b"{not json").unwrap();
-    assert_serve_refused(
+    let refused = assert_plugin_refused(
         &["--no-watch", "--config", &path_str(&granted)],
         "key-value store",
     );
+    drop(refused);
     assert_eq!(std::fs::read(&file).unwrap(), b"{not json");
 }
 
@@ -751,7 +752,7 @@ fn an_http_handler_is_one_request_tool_bounded_like_any_answer() {
         dir.path(),
         &format!("[plugins.web]\npath = {}\n", toml_str(&handler)),
     );
-    assert_serve_refused(
+    assert_plugin_refused(
         &["--no-watch", "--config", &path_str(&without)],
         "exports no function a tool can be made of",
     );
@@ -762,7 +763,7 @@ fn an_http_handler_is_one_request_tool_bounded_like_any_answer() {
             toml_str(&plugin_arg("generic-types"))
         ),
     );
-    assert_serve_refused(
+    assert_plugin_refused(
         &["--no-watch", "--config", &path_str(&wrong)],
         "does not export wasi:http/incoming-handler",
     );

@@ -16,6 +16,8 @@ fn hello_server() -> Server {
 /// A whole session under `version`: initialize, list, call, shut down.
 fn session_under(version: &str) {
     let mut s = hello_server();
+    // While plugins load, every capability they might bring is declared: wait them out.
+    s.wait_ready();
     let init = s.initialize(version);
     assert_eq!(
         init["protocolVersion"], version,

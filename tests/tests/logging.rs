@@ -24,6 +24,8 @@ const LEVELS: [&str; 8] = [
 fn logging_is_declared_whatever_the_plugins_serve() {
     for version in SUPPORTED_VERSIONS {
         let mut s = Server::start(&["--plugin", &plugin_arg("hello")]);
+        // While plugins load, every capability they might bring is declared: wait them out.
+        s.wait_ready();
         let init = s.initialize(version);
         let caps = &init["capabilities"];
         assert_eq!(caps["logging"], json!({}), "{version}: {init}");

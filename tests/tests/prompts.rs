@@ -126,6 +126,8 @@ fn capabilities_declare_prompts_and_completions() {
             .arg("--plugin")
             .arg(plugin_path("prompts"))
             .start();
+        // While plugins load, every capability they might bring is declared: wait them out.
+        s.wait_ready();
         let init = s.initialize(version);
         let caps = &init["capabilities"];
         assert_eq!(

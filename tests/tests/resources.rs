@@ -156,6 +156,8 @@ fn capabilities_declare_resources_when_a_plugin_serves_them() {
     let notes = Notes::new("read-only", &[("a.md", "# A\n")]);
     for version in SUPPORTED_VERSIONS {
         let mut s = Server::builder().arg("--config").arg(&notes.config).start();
+        // While plugins load, every capability they might bring is declared: wait them out.
+        s.wait_ready();
         let init = s.initialize(version);
         let caps = &init["capabilities"];
         assert_eq!(

@@ -10,11 +10,13 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::compile_progress::{self, ProgressSink};
 use crate::{Cause, private_dir};
 
 /// File name extensions: the compiled code, and its digest (hex) beside it.
@@ -23,10 +25,25 @@ const DIGEST_EXTENSION: &str = "cwasm.blake3";
 
 /// Compiled components on disk, keyed by the component's SHA-256 and the engine's compatibility
 /// hash, so a changed file or a changed engine (version, settings, CPU features) recompiles.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CompileCache {
     /// Canonical: the path grants are compared against.
     dir: PathBuf,
+    /// Told how far along each compile is (a log line every few seconds by default).
+    progress: ProgressSink,
+    /// Held while compiling: one compile at a time in this process. Each already spreads its
+    /// functions over every core, and two at once share the cores by chance (a small plugin
+    /// then waits as long as the large one beside it); one at a time, in the order asked (the
+    /// smallest first at start), each is ready as soon as it can be.
+    compiling: Arc<Mutex<()>>,
+}
+
+impl std::fmt::Debug for CompileCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompileCache")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why the compile cache cannot be used.
@@ -83,7 +100,11 @@ impl CompileCache {
             dir: dir.clone(),
             source,
         })?;
-        Ok(CompileCache { dir })
+        Ok(CompileCache {
+            dir,
+            progress: compile_progress::log_progress(),
+            compiling: Arc::default(),
+        })
     }
 
     /// `$XDG_CACHE_HOME/palisade/components`, else `~/.cache/palisade/components`. Never a shared
@@ -99,6 +120,11 @@ impl CompileCache {
             })
             .ok_or(CacheError::NoPlace)?;
         Ok(base.join("palisade").join("components"))
+    }
+
+    /// The cache, telling `progress` how far along each compile is instead of logging it.
+    pub fn with_progress(self, progress: ProgressSink) -> CompileCache {
+        CompileCache { progress, ..self }
     }
 
     /// The cache directory (canonical).
@@ -157,8 +183,16 @@ impl CompileCache {
                 tracing::warn!(plugin, path = %path.display(), "cache entry refused, compiling again: {why:#}")
             }
         }
+        let _compiling = self.compiling.lock().unwrap_or_else(|e| e.into_inner());
         tracing::info!(plugin, "compiling component");
-        let component = Component::new(engine, wasm).map_err(anyhow::Error::from)?;
+        let component = compile_progress::compile_reporting(
+            &self.dir,
+            plugin,
+            wasm.len(),
+            &self.progress,
+            || Component::new(engine, wasm),
+        )
+        .map_err(anyhow::Error::from)?;
         if let Err(e) = self.store(&path, &component) {
             tracing::warn!(plugin, dir = %self.dir.display(), "cannot cache the compiled component: {e:#}");
         }

@@ -44,6 +44,7 @@
 pub mod bindings;
 mod cache;
 mod call;
+pub mod compile_progress;
 mod compose;
 mod engine;
 mod gate;

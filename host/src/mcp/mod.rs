@@ -6,6 +6,7 @@ mod handlers;
 mod intake;
 pub mod jsonrpc;
 mod lists;
+pub mod loading;
 mod plugin_events;
 mod requests_to_client;
 pub mod roots;
@@ -31,6 +32,7 @@ use grant_questions::GrantQuestions;
 use version::ProtocolVersion;
 
 pub use intake::{Accepted, BatchAccepted, Reply, batch_responses};
+pub use loading::{Loading, Pending};
 pub use session::{Outbox, Outgoing, Session};
 pub use stateless::input_round::StateSettings;
 
@@ -39,6 +41,8 @@ pub use stateless::input_round::StateSettings;
 pub enum Change {
     /// A list of tools, resources or prompts changed.
     ListChanged(ListKind),
+    /// A list grew with a plugin loaded at start: news only to clients that listed it before.
+    ListGrew(ListKind),
     /// The resource at this URI changed.
     ResourceUpdated(String),
 }
@@ -76,6 +80,8 @@ pub struct Server {
     pub request_state: StateSettings,
     /// Changes plugins report, coalesced and rate-limited per plugin.
     coalescer: coalesce::Coalescer,
+    /// Plugins still loading in the background (at start).
+    pub loading: Loading,
 }
 
 impl Server {
@@ -103,6 +109,7 @@ impl Server {
             changes: broadcast::channel(256).0,
             resource_files: RwLock::new(HashMap::new()),
             reload: RwLock::new(None),
+            loading: Loading::default(),
         })
     }
 
@@ -114,9 +121,34 @@ impl Server {
             .clone()
     }
 
+    /// The catalog once `found` holds in it, or once no plugin still loading may make it hold
+    /// (`name`: the public name looked for, which narrows that to the plugins its prefix fits).
+    pub async fn catalog_with(
+        &self,
+        name: Option<&str>,
+        found: impl Fn(&Catalog) -> bool,
+    ) -> Arc<Catalog> {
+        let catalog = self.catalog();
+        if found(&catalog) || !self.loading.is_loading() {
+            return catalog;
+        }
+        self.loading.until(name, || found(&self.catalog())).await;
+        self.catalog()
+    }
+
     /// Serves `catalog` from now on, and tells clients which lists changed: those that differ,
     /// and those plugins said changed (`announced`; their clients may know more than we see).
     pub fn replace_catalog(&self, catalog: Catalog, announced: &[ListKind]) {
+        self.install(catalog, announced, Change::ListChanged);
+    }
+
+    /// Serves `catalog`, which adds plugins loaded at start, from now on, and tells the clients
+    /// that listed what grew.
+    pub fn grow_catalog(&self, catalog: Catalog) {
+        self.install(catalog, &[], Change::ListGrew);
+    }
+
+    fn install(&self, catalog: Catalog, announced: &[ListKind], change: fn(ListKind) -> Change) {
         let old = std::mem::replace(
             &mut *self.catalog.write().unwrap_or_else(|e| e.into_inner()),
             Arc::new(catalog),
@@ -129,7 +161,7 @@ impl Server {
             }
         }
         for kind in changed {
-            self.announce(Change::ListChanged(kind));
+            self.announce(change(kind));
         }
     }
 
@@ -236,21 +268,24 @@ impl Server {
     /// What this server offers a client of `version`.
     fn capabilities(&self, version: ProtocolVersion) -> Map<String, Value> {
         let catalog = self.catalog();
+        // What plugins still loading will serve is not known yet: everything they might.
+        let loading = self.loading.is_loading();
         let mut capabilities = Map::new();
         // Lists can change while the server runs: plugins and the configuration are reloaded.
-        if catalog.plugins.iter().any(|p| p.exports.tools) || !catalog.tools().is_empty() {
+        if loading || catalog.plugins.iter().any(|p| p.exports.tools) || !catalog.tools().is_empty()
+        {
             capabilities.insert("tools".into(), json!({ "listChanged": true }));
         }
-        if catalog.has_resources() {
+        if loading || catalog.has_resources() {
             capabilities.insert(
                 "resources".into(),
                 json!({ "subscribe": true, "listChanged": true }),
             );
         }
-        if !catalog.prompts().is_empty() {
+        if loading || !catalog.prompts().is_empty() {
             capabilities.insert("prompts".into(), json!({ "listChanged": true }));
         }
-        if catalog.has_completions() && version >= ProtocolVersion::V2025_03_26 {
+        if (loading || catalog.has_completions()) && version >= ProtocolVersion::V2025_03_26 {
             capabilities.insert("completions".into(), json!({}));
         }
         capabilities.insert("logging".into(), json!({}));

@@ -2,9 +2,7 @@
 //! bytes are read and dropped as they come, never held) and reported once, and reading goes on
 //! with the next line: one oversized message costs the client an error, not the connection.
 
-use std::io;
-
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use std::io::{self, BufRead};
 
 /// One line read.
 #[derive(Debug, PartialEq)]
@@ -24,7 +22,7 @@ pub struct Lines<R> {
     skipping: bool,
 }
 
-impl<R: AsyncBufRead + Unpin> Lines<R> {
+impl<R: BufRead> Lines<R> {
     /// Lines of `reader`, each at most `max` bytes.
     pub fn new(reader: R, max: usize) -> Lines<R> {
         Lines {
@@ -35,11 +33,15 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
         }
     }
 
-    /// The next line; `None` at the end of input. Cancel-safe: what was read of a line stays
-    /// for the next call.
-    pub async fn next(&mut self) -> io::Result<Option<Line>> {
+    /// The next line; `None` at the end of input. Blocks until a line ends: stdio reads it on
+    /// a thread of its own.
+    pub fn next_line(&mut self) -> io::Result<Option<Line>> {
         loop {
-            let available = self.reader.fill_buf().await?;
+            let available = match self.reader.fill_buf() {
+                Ok(available) => available,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
             if available.is_empty() {
                 // The end of input ends the last line, newline or not.
                 return Ok(if std::mem::take(&mut self.skipping) {
@@ -79,11 +81,11 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
 mod tests {
     use super::*;
 
-    async fn read_all(input: &[u8], max: usize, buffer: usize) -> Vec<Line> {
-        let reader = tokio::io::BufReader::with_capacity(buffer, input);
+    fn read_all(input: &[u8], max: usize, buffer: usize) -> Vec<Line> {
+        let reader = io::BufReader::with_capacity(buffer, input);
         let mut lines = Lines::new(reader, max);
         let mut out = Vec::new();
-        while let Some(line) = lines.next().await.unwrap() {
+        while let Some(line) = lines.next_line().unwrap() {
             out.push(line);
         }
         out
@@ -93,12 +95,12 @@ mod tests {
         Line::Message(text.as_bytes().to_vec())
     }
 
-    #[tokio::test]
-    async fn long_lines_are_skipped_and_reading_goes_on() {
+    #[test]
+    fn long_lines_are_skipped_and_reading_goes_on() {
         let input = b"short\n0123456789abcdef\nok\n\n0123456789\nlast";
         for buffer in [1, 3, 8, 64] {
             assert_eq!(
-                read_all(input, 10, buffer).await,
+                read_all(input, 10, buffer),
                 vec![
                     message("short"),
                     Line::TooLong,
@@ -112,12 +114,12 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_long_last_line_without_newline_is_reported() {
+    #[test]
+    fn a_long_last_line_without_newline_is_reported() {
         assert_eq!(
-            read_all(b"a\nbbbbbbbbbbbbbbbb", 4, 4).await,
+            read_all(b"a\nbbbbbbbbbbbbbbbb", 4, 4),
             vec![message("a"), Line::TooLong]
         );
-        assert!(read_all(b"", 4, 4).await.is_empty());
+        assert!(read_all(b"", 4, 4).is_empty());
     }
 }

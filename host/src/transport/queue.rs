@@ -95,6 +95,20 @@ impl<T> QueueReceiver<T> {
         self.queued.fetch_sub(len, Ordering::AcqRel);
         Some(item)
     }
+
+    /// [`recv`](Self::recv) for a thread of its own (never an async task's).
+    pub fn blocking_recv(&mut self) -> Option<T> {
+        let (item, len) = self.rx.blocking_recv()?;
+        self.queued.fetch_sub(len, Ordering::AcqRel);
+        Some(item)
+    }
+
+    /// The next item if one is queued now.
+    pub fn try_recv(&mut self) -> Option<T> {
+        let (item, len) = self.rx.try_recv().ok()?;
+        self.queued.fetch_sub(len, Ordering::AcqRel);
+        Some(item)
+    }
 }
 
 /// The length of `value` as JSON text, counted without building the text.

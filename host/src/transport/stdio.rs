@@ -1,16 +1,18 @@
 //! MCP over stdio: one JSON-RPC message per line on stdin and stdout. Nothing else is ever written
-//! to stdout; logs go to stderr.
+//! to stdout; logs go to stderr. A thread of its own reads stdin and another writes stdout, both
+//! blocking: tokio's `Stdin`/`Stdout` hand every read and write to the blocking pool, a thread
+//! hop per message that costs more than a small tool call.
 
+use std::io::{self, Write as _};
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use anyhow::Result;
 use serde_json::Value;
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
 
 use super::lines::{Line, Lines};
-use super::queue::{self, QueueSender};
+use super::queue::{self, QueueReceiver, QueueSender};
 use crate::mcp::jsonrpc::{self, PARSE_ERROR, RpcError};
 use crate::mcp::{Accepted, Outbox, Outgoing, Server, Session};
 
@@ -24,27 +26,23 @@ pub const EOF_GRACE: Duration = Duration::from_secs(2);
 /// How long the answers already written wait to reach stdout once everything is done.
 const FLUSH_WAIT: Duration = Duration::from_secs(2);
 
+/// Lines read ahead of the session: past this the reader waits (the client's pipe fills).
+const READ_AHEAD: usize = 64;
+
 /// Serves one session on stdin/stdout until stdin closes, then answers what finishes within
 /// [`EOF_GRACE`], cancels the rest, and returns.
 pub async fn serve(server: Arc<Server>) -> Result<()> {
-    let (outbox, mut outgoing) = queue::channel(queue::MAX_QUEUED_BYTES);
+    let (outbox, outgoing) = queue::channel(queue::MAX_QUEUED_BYTES);
     let outbox = StdoutOutbox(outbox);
-    let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        while let Some(line) = outgoing.recv().await {
-            stdout.write_all(&line).await?;
-            stdout.flush().await?;
-        }
-        anyhow::Ok(())
-    });
+    let written = spawn_writer(outgoing)?;
+    let mut lines = spawn_reader()?;
 
     let identity = server.access.stdio_identity();
     let session = Session::new(server, Arc::new(outbox.clone()), identity);
-    let mut lines = Lines::new(BufReader::new(tokio::io::stdin()), MAX_MESSAGE_BYTES);
     let mut overflowed = std::pin::pin!(outbox.0.overflowed());
     loop {
         let line = tokio::select! {
-            line = lines.next() => line,
+            line = lines.recv() => line.unwrap_or(Ok(None)),
             () = &mut overflowed => {
                 // The client stopped reading stdout: nothing it sends can be answered.
                 session.close();
@@ -82,11 +80,55 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
     drop(session);
     drop(outbox);
     // A plugin task still holding the session would keep the writer waiting: bounded.
-    match tokio::time::timeout(FLUSH_WAIT, writer).await {
-        Ok(written) => written??,
+    match tokio::time::timeout(FLUSH_WAIT, written).await {
+        Ok(Ok(result)) => result?,
+        Ok(Err(_)) => anyhow::bail!("stdout: the writer stopped unexpectedly"),
         Err(_) => tracing::warn!("stdout: gave up waiting for the last answers to be written"),
     }
     Ok(())
+}
+
+/// Reads stdin line by line on a thread of its own. The thread ends at the end of input, or
+/// stays blocked in its read until the process ends.
+fn spawn_reader() -> io::Result<mpsc::Receiver<io::Result<Option<Line>>>> {
+    let (tx, rx) = mpsc::channel(READ_AHEAD);
+    std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let mut lines = Lines::new(io::stdin().lock(), MAX_MESSAGE_BYTES);
+            loop {
+                let line = lines.next_line();
+                let last = !matches!(line, Ok(Some(_)));
+                if tx.blocking_send(line).is_err() || last {
+                    return;
+                }
+            }
+        })?;
+    Ok(rx)
+}
+
+/// Writes what the session sends to stdout on a thread of its own: everything queued at once,
+/// then one flush. Reports when every sender is gone and all is written, or writing failed.
+fn spawn_writer(mut outgoing: QueueReceiver<Vec<u8>>) -> io::Result<oneshot::Receiver<Result<()>>> {
+    let (done, written) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("stdout".into())
+        .spawn(move || {
+            let mut write = || -> io::Result<()> {
+                while let Some(mut batch) = outgoing.blocking_recv() {
+                    while let Some(more) = outgoing.try_recv() {
+                        batch.extend_from_slice(&more);
+                    }
+                    // Locked per batch, not while waiting: nothing else ever blocks on it.
+                    let mut stdout = io::stdout().lock();
+                    stdout.write_all(&batch)?;
+                    stdout.flush()?;
+                }
+                Ok(())
+            };
+            let _ = done.send(write().map_err(|e| anyhow::anyhow!("stdout: {e}")));
+        })?;
+    Ok(written)
 }
 
 /// The session's messages, one JSON line each, in a queue of bounded bytes for stdout. (One

@@ -25,7 +25,7 @@ use super::stateless::meta::RequestMeta;
 use super::version::ProtocolVersion;
 use crate::config::RootsAccess;
 use crate::runtime::Root;
-use crate::runtime::bindings::host::{AskError, InputRequest};
+use crate::runtime::bindings::host::{AskError, InputRequest, ListKind};
 use crate::runtime::bindings::types::ErrorCode;
 use crate::runtime::{CallContext, CallError, ClientChannel, Plugin};
 
@@ -47,6 +47,20 @@ pub(super) const SESSION_METHODS: [&str; 13] = [
     "logging/setLevel",
 ];
 
+/// The list a list method answers with: answered once the plugins loading at start are ready,
+/// or after [`LIST_WAIT`].
+fn listed_kind(method: &str) -> Option<ListKind> {
+    match method {
+        "tools/list" => Some(ListKind::Tools),
+        "resources/list" | "resources/templates/list" => Some(ListKind::Resources),
+        "prompts/list" => Some(ListKind::Prompts),
+        _ => None,
+    }
+}
+
+/// The longest a list waits for plugins still loading.
+const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Serves one request of a session or of the stateless revision: the method's handler, given
 /// the request as a [`Request`].
 pub(super) async fn dispatch(
@@ -67,6 +81,13 @@ pub(super) async fn dispatch(
         stateless,
     };
     let (server, scope) = (&session.server, &session.identity.scope);
+    if let Some(kind) = listed_kind(method) {
+        // Before the catalog is read: a plugin ready after it is announced to this client.
+        session.mark_listed(kind);
+        // A warm cache loads every plugin within the wait: the first list is whole. Past it
+        // the list holds what is ready, and `list_changed` tells of the rest.
+        server.loading.settled(LIST_WAIT).await;
+    }
     match method {
         "ping" => Ok(json!({})),
         "tools/list" => server.list_tools(&params, version, scope),

@@ -91,7 +91,9 @@ pub(super) async fn read(req: &Request<'_>) -> Result<Value, RpcError> {
     let not_found = || {
         RpcError::new(code, format!("resource not found: {uri}")).with_data(json!({ "uri": uri }))
     };
-    let catalog = req.session.server.catalog();
+    let catalog = (req.session.server)
+        .catalog_with(None, |c| c.resources.route(uri).is_some())
+        .await;
     let plugin = catalog
         .resources
         .route(uri)
@@ -121,10 +123,9 @@ pub(super) async fn subscribe(req: &Request<'_>, on: bool) -> Result<Value, RpcE
         lock(&req.session.subscriptions).remove(uri);
         return Ok(json!({}));
     }
-    let routed = req
-        .session
-        .server
-        .catalog()
+    let routed = (req.session.server)
+        .catalog_with(None, |c| c.resources.route(uri).is_some())
+        .await
         .resources
         .route(uri)
         .filter(|p| req.session.identity.scope.allows_plugin(&p.name));

@@ -30,7 +30,10 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
     };
     // Written when the call ends, however it ends (a cancelled call is dropped mid-way).
     let mut audit = AuditEntry::new(req.session, name, &arguments);
-    let catalog = req.session.server.catalog();
+    // A tool of a plugin still loading is waited for.
+    let catalog = (req.session.server)
+        .catalog_with(Some(name), |c| c.tool(name).is_some())
+        .await;
     // A tool outside the client's scope does not exist for it.
     let Some(tool) = catalog
         .tool(name)

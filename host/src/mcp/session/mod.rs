@@ -82,6 +82,9 @@ pub struct Session {
     pub(super) stateless: bool,
     /// Fired when the session is drained: long-lived requests (`subscriptions/listen`) end.
     pub(super) shutting_down: CancellationToken,
+    /// The lists the client asked for (a bit per [`ListKind`]): only those can have grown
+    /// under it while plugins loaded at start.
+    listed: std::sync::atomic::AtomicU8,
 }
 
 impl Session {
@@ -136,7 +139,19 @@ impl Session {
             log_level: Mutex::new(LogLevel::Info),
             log_gate: LogGate::default(),
             subscriptions: Mutex::new(HashSet::new()),
+            listed: Default::default(),
         })
+    }
+
+    /// The client asked for a `kind` list: from now on it hears when plugins loading at start
+    /// make that list grow.
+    pub(super) fn mark_listed(&self, kind: ListKind) {
+        self.listed
+            .fetch_or(list_bit(kind), std::sync::atomic::Ordering::AcqRel);
+    }
+
+    fn has_listed(&self, kind: ListKind) -> bool {
+        self.listed.load(std::sync::atomic::Ordering::Acquire) & list_bit(kind) != 0
     }
 
     /// The client's name (a token's name, `stdio` or `anonymous`).
@@ -276,6 +291,14 @@ impl Session {
     }
 }
 
+fn list_bit(kind: ListKind) -> u8 {
+    match kind {
+        ListKind::Tools => 1,
+        ListKind::Resources => 2,
+        ListKind::Prompts => 4,
+    }
+}
+
 /// Tells the client about list changes and updates of resources it subscribed to, from the
 /// moment it is initialized until the session ends.
 async fn forward_changes(
@@ -302,6 +325,9 @@ async fn forward_changes(
         };
         match change {
             Ok(Change::ListChanged(kind)) => list_changed(kind),
+            // A client that has not listed it yet will see it whole when it does.
+            Ok(Change::ListGrew(kind)) if session.has_listed(kind) => list_changed(kind),
+            Ok(Change::ListGrew(_)) => {}
             Ok(Change::ResourceUpdated(uri)) => {
                 let subscribed = session
                     .subscriptions

@@ -94,7 +94,7 @@ impl Session {
         cancelled: &CancellationToken,
     ) -> Result<Value, RpcError> {
         let filter = Filter::parse(params)?;
-        let honored = self.honor(filter);
+        let honored = self.honor(filter).await;
         handlers::learn_resource_files(
             self,
             version,
@@ -143,8 +143,17 @@ impl Session {
     }
 
     /// The part of `filter` this server will honor for this client: resource URIs it can read.
-    fn honor(&self, mut filter: Filter) -> Filter {
-        let catalog = self.server.catalog();
+    async fn honor(&self, mut filter: Filter) -> Filter {
+        // A URI of a plugin still loading is known once it is ready.
+        let catalog = self
+            .server
+            .catalog_with(None, |c| {
+                filter
+                    .resources
+                    .iter()
+                    .all(|uri| c.resources.route(uri).is_some())
+            })
+            .await;
         filter.resources.retain(|uri| {
             catalog
                 .resources
@@ -274,7 +283,7 @@ impl Filter {
 
     fn notifications_for(&self, change: &Change) -> Vec<(&'static str, Value)> {
         match change {
-            Change::ListChanged(kind) if self.follows(*kind) => {
+            Change::ListChanged(kind) | Change::ListGrew(kind) if self.follows(*kind) => {
                 vec![(wire::list_changed_method(*kind), json!({}))]
             }
             Change::ResourceUpdated(uri) if self.resources.contains(uri) => {

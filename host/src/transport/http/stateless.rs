@@ -88,8 +88,11 @@ pub async fn post(
     let checked = RequestMeta::parse(&params)
         .and_then(|meta| check_version_header(headers, &meta).map(|()| meta))
         .and_then(|meta| meta.version())
-        .and_then(|_| check_standard_headers(headers, &method, &params))
-        .and_then(|()| check_param_headers(server, headers, &method, &params));
+        .and_then(|_| check_standard_headers(headers, &method, &params));
+    let checked = match checked {
+        Ok(()) => check_param_headers(server, headers, &method, &params).await,
+        Err(error) => Err(error),
+    };
     if let Err(error) = checked {
         return rpc_error(StatusCode::BAD_REQUEST, &id, error);
     }
@@ -311,7 +314,7 @@ fn check_standard_headers(
 
 /// `Mcp-Param-{name}` for every parameter of the tool marked `x-mcp-header`: present exactly when
 /// the arguments have a value there, and equal to it.
-fn check_param_headers(
+async fn check_param_headers(
     server: &Server,
     headers: &HeaderMap,
     method: &str,
@@ -320,11 +323,14 @@ fn check_param_headers(
     if method != "tools/call" {
         return Ok(());
     }
-    let catalog = server.catalog();
     let name = params
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    // A tool of a plugin still loading is checked once it is ready.
+    let catalog = server
+        .catalog_with(Some(name), |c| c.tool(name).is_some())
+        .await;
     // An unknown tool is the call's own error, reported as such.
     let Some(tool) = catalog.tool(name) else {
         return Ok(());

@@ -1,13 +1,17 @@
 //! Live changes: when a plugin file or the configuration changes, the changed plugins are loaded
 //! again and clients are told which lists changed; when a file behind a resource changes, its
-//! subscribers are told. A new version that fails to load leaves the old one serving.
+//! subscribers are told. A new version that fails to load leaves the old one serving. The first
+//! load, at start, happens here too (`at_start.rs`): in the background, while the server answers.
+
+mod at_start;
+
+pub use at_start::pending;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
 use notify::{EventKind, RecursiveMode, Watcher as _};
 use sha2::Digest as _;
 use tokio::sync::mpsc;
@@ -34,6 +38,9 @@ pub struct Live {
     /// Tools compiled into the host, served beside the plugins' after every reload too.
     in_host: InHostTools,
     plugins: Vec<Loaded>,
+    /// The files of every plugin the configuration wants, loaded or not: fixing one that failed
+    /// loads it.
+    wanted_files: Vec<PathBuf>,
     /// None with `--no-watch`: plugins' own list changes are still honoured, files are not
     /// watched.
     watcher: Option<notify::RecommendedWatcher>,
@@ -44,17 +51,17 @@ pub struct Live {
     resource_dirs: Vec<PathBuf>,
 }
 
-/// Starts reloading when plugins say their lists changed, and, with `watch_files`, when the
-/// configuration, a plugin file or a resource file changes; the returned task runs until the
-/// process ends.
+/// Loads the `wanted` plugins in the background (see `at_start.rs`), then reloads when plugins
+/// say their lists changed, and, with `watch_files`, when the configuration, a plugin file or a
+/// resource file changes; the returned task runs until the process ends.
 pub fn start(
     server: Arc<Server>,
     runtime: Arc<Runtime>,
     options: ServeOptions,
-    plugins: Vec<Loaded>,
+    wanted: Vec<Wanted>,
     in_host: InHostTools,
     watch_files: bool,
-) -> Result<tokio::task::JoinHandle<()>> {
+) -> tokio::task::JoinHandle<()> {
     let (events_tx, events) = mpsc::unbounded_channel::<notify::Event>();
     let watcher = watch_files
         .then(|| {
@@ -65,26 +72,37 @@ pub fn start(
                 Err(e) => tracing::warn!("file watcher: {e}"),
             })
         })
-        .transpose()?;
+        .transpose()
+        // Serving matters more than reloading: without a watcher, say so and go on. Plugins
+        // that say their lists changed are still listed again.
+        .unwrap_or_else(|e| {
+            tracing::warn!("live reload is off: cannot watch files: {e:#}");
+            None
+        });
     let (relist_tx, relist) = mpsc::unbounded_channel();
     let (watch_tx, watch_requests) = mpsc::unbounded_channel();
     server.set_reload_hooks(ReloadHooks {
         relist: relist_tx,
         watch: watch_tx,
     });
-    let mut live = Live {
+    let live = Live {
         server,
         runtime,
         options,
         in_host,
-        plugins,
+        plugins: Vec::new(),
+        wanted_files: wanted.iter().map(|w| w.config.spec.path.clone()).collect(),
         watcher,
         watched: HashSet::new(),
         sources: HashSet::new(),
         resource_dirs: Vec::new(),
     };
-    live.update_watches();
-    Ok(tokio::spawn(live.run(events, relist, watch_requests)))
+    tokio::spawn(async move {
+        let mut live = live;
+        live.update_watches();
+        live.load_at_start(wanted).await;
+        live.run(events, relist, watch_requests).await;
+    })
 }
 
 /// Plugins that said one of their lists changed, and which lists.
@@ -202,6 +220,7 @@ impl Live {
         let wanted = match self.options.resolve_pinned().await {
             Ok((config, wanted)) => {
                 self.warn_about_start_only_settings(&config);
+                self.wanted_files = wanted.iter().map(|w| w.config.spec.path.clone()).collect();
                 wanted
             }
             Err(e) => {
@@ -295,7 +314,7 @@ impl Live {
             .config
             .iter()
             .cloned()
-            .chain(self.plugins.iter().map(|p| p.config.spec.path.clone()))
+            .chain(self.wanted_files.iter().cloned())
             .collect();
         for file in files {
             // Watch the directory: editors and compilers replace files rather than write them.
