@@ -78,6 +78,22 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         );
     }
     // The in-host tools at once; the plugins as they become ready.
+    // Checked again when each plugin loads (and reloads); refused here so the start stops.
+    let reaching = wanted.iter().find_map(|w| {
+        (w.config.spec.dirs.iter())
+            .find(|d| runtime.cache.overlaps(&d.host))
+            .map(|d| (w, d))
+    });
+    if let Some((w, dir)) = reaching {
+        anyhow::bail!(
+            "{}: the granted directory {} contains the compile cache {} (or lies inside it): \
+             the plugin could write native code the server runs; grant another directory, or \
+             move the cache (--cache-dir)",
+            w.origin,
+            dir.host.display(),
+            runtime.cache.dir().display()
+        );
+    }
     let catalog = Catalog::new(Vec::new(), in_host()).context("cannot serve the in-host tools")?;
     let audit = config.audit.clone().map(AuditLog::open).transpose()?;
     let request_state = StateSettings {

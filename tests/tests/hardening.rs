@@ -58,6 +58,8 @@ mode = "read-write"
         let config = self.config(extra);
         let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
         s.initialize(LATEST_VERSION);
+        // Loaded before the test changes what the plugins will do.
+        s.wait_ready();
         s
     }
 }

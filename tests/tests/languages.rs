@@ -309,6 +309,7 @@ fn a_second_start_loads_both_from_the_compile_cache() {
     };
     let mut first = Server::start(&args);
     first.initialize(LATEST_VERSION);
+    first.wait_ready();
     assert_eq!(
         (compiled(&first), cached(&first)),
         (2, 0),

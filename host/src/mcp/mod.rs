@@ -41,8 +41,9 @@ pub use stateless::input_round::StateSettings;
 pub enum Change {
     /// A list of tools, resources or prompts changed.
     ListChanged(ListKind),
-    /// A list grew with a plugin loaded at start: news only to clients that listed it before.
-    ListGrew(ListKind),
+    /// A list grew with a plugin loaded at start, in the catalog of this generation: news only
+    /// to clients that listed it from an older one.
+    ListGrew(ListKind, u64),
     /// The resource at this URI changed.
     ResourceUpdated(String),
 }
@@ -82,6 +83,8 @@ pub struct Server {
     coalescer: coalesce::Coalescer,
     /// Plugins still loading in the background (at start).
     pub loading: Loading,
+    /// Counts the catalogs served, the first being 1: raised once a new one is in place.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl Server {
@@ -110,7 +113,14 @@ impl Server {
             resource_files: RwLock::new(HashMap::new()),
             reload: RwLock::new(None),
             loading: Loading::default(),
+            generation: std::sync::atomic::AtomicU64::new(1),
         })
+    }
+
+    /// The generation of the catalog served now: a catalog read after this holds every change
+    /// of this generation and before.
+    pub fn catalog_generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The catalog as it is now.
@@ -139,20 +149,32 @@ impl Server {
     /// Serves `catalog` from now on, and tells clients which lists changed: those that differ,
     /// and those plugins said changed (`announced`; their clients may know more than we see).
     pub fn replace_catalog(&self, catalog: Catalog, announced: &[ListKind]) {
-        self.install(catalog, announced, Change::ListChanged);
+        self.install(catalog, announced, |kind, _| Change::ListChanged(kind));
     }
 
     /// Serves `catalog`, which adds plugins loaded at start, from now on, and tells the clients
     /// that listed what grew.
     pub fn grow_catalog(&self, catalog: Catalog) {
-        self.install(catalog, &[], Change::ListGrew);
+        self.install(catalog, &[], |kind, generation| {
+            Change::ListGrew(kind, generation)
+        });
     }
 
-    fn install(&self, catalog: Catalog, announced: &[ListKind], change: fn(ListKind) -> Change) {
+    fn install(
+        &self,
+        catalog: Catalog,
+        announced: &[ListKind],
+        change: impl Fn(ListKind, u64) -> Change,
+    ) {
         let old = std::mem::replace(
             &mut *self.catalog.write().unwrap_or_else(|e| e.into_inner()),
             Arc::new(catalog),
         );
+        // After the catalog is in place: whoever reads this generation reads that catalog.
+        let generation = self
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+            + 1;
         let new = self.catalog();
         let mut changed = lists::changed_lists(&old, &new);
         for kind in announced {
@@ -161,7 +183,7 @@ impl Server {
             }
         }
         for kind in changed {
-            self.announce(change(kind));
+            self.announce(change(kind, generation));
         }
     }
 

@@ -82,11 +82,11 @@ pub(super) async fn dispatch(
     };
     let (server, scope) = (&session.server, &session.identity.scope);
     if let Some(kind) = listed_kind(method) {
-        // Before the catalog is read: a plugin ready after it is announced to this client.
-        session.mark_listed(kind);
         // A warm cache loads every plugin within the wait: the first list is whole. Past it
         // the list holds what is ready, and `list_changed` tells of the rest.
         server.loading.settled(LIST_WAIT).await;
+        // Before the catalog is read: what grows after it is announced to this client.
+        session.mark_listed(kind, server.catalog_generation());
     }
     match method {
         "ping" => Ok(json!({})),

@@ -82,9 +82,9 @@ pub struct Session {
     pub(super) stateless: bool,
     /// Fired when the session is drained: long-lived requests (`subscriptions/listen`) end.
     pub(super) shutting_down: CancellationToken,
-    /// The lists the client asked for (a bit per [`ListKind`]): only those can have grown
-    /// under it while plugins loaded at start.
-    listed: std::sync::atomic::AtomicU8,
+    /// Per [`ListKind`], the catalog generation the client last listed from (0: never):
+    /// only a list it has can grow under it while plugins load at start.
+    listed: [std::sync::atomic::AtomicU64; 3],
 }
 
 impl Session {
@@ -143,15 +143,16 @@ impl Session {
         })
     }
 
-    /// The client asked for a `kind` list: from now on it hears when plugins loading at start
-    /// make that list grow.
-    pub(super) fn mark_listed(&self, kind: ListKind) {
-        self.listed
-            .fetch_or(list_bit(kind), std::sync::atomic::Ordering::AcqRel);
+    /// The client is answered a `kind` list from a catalog of at least `generation`: from now
+    /// on it hears when plugins loading at start make that list grow.
+    pub(super) fn mark_listed(&self, kind: ListKind, generation: u64) {
+        self.listed[list_index(kind)].fetch_max(generation, std::sync::atomic::Ordering::AcqRel);
     }
 
-    fn has_listed(&self, kind: ListKind) -> bool {
-        self.listed.load(std::sync::atomic::Ordering::Acquire) & list_bit(kind) != 0
+    /// Whether the client's `kind` list is older than `generation`.
+    fn listed_before(&self, kind: ListKind, generation: u64) -> bool {
+        let listed = self.listed[list_index(kind)].load(std::sync::atomic::Ordering::Acquire);
+        listed != 0 && listed < generation
     }
 
     /// The client's name (a token's name, `stdio` or `anonymous`).
@@ -291,11 +292,11 @@ impl Session {
     }
 }
 
-fn list_bit(kind: ListKind) -> u8 {
+fn list_index(kind: ListKind) -> usize {
     match kind {
-        ListKind::Tools => 1,
-        ListKind::Resources => 2,
-        ListKind::Prompts => 4,
+        ListKind::Tools => 0,
+        ListKind::Resources => 1,
+        ListKind::Prompts => 2,
     }
 }
 
@@ -325,9 +326,11 @@ async fn forward_changes(
         };
         match change {
             Ok(Change::ListChanged(kind)) => list_changed(kind),
-            // A client that has not listed it yet will see it whole when it does.
-            Ok(Change::ListGrew(kind)) if session.has_listed(kind) => list_changed(kind),
-            Ok(Change::ListGrew(_)) => {}
+            // A client that has not listed it since will see it whole when it does.
+            Ok(Change::ListGrew(kind, generation)) if session.listed_before(kind, generation) => {
+                list_changed(kind)
+            }
+            Ok(Change::ListGrew(..)) => {}
             Ok(Change::ResourceUpdated(uri)) => {
                 let subscribed = session
                     .subscriptions

@@ -283,7 +283,7 @@ impl Filter {
 
     fn notifications_for(&self, change: &Change) -> Vec<(&'static str, Value)> {
         match change {
-            Change::ListChanged(kind) | Change::ListGrew(kind) if self.follows(*kind) => {
+            Change::ListChanged(kind) | Change::ListGrew(kind, _) if self.follows(*kind) => {
                 vec![(wire::list_changed_method(*kind), json!({}))]
             }
             Change::ResourceUpdated(uri) if self.resources.contains(uri) => {
