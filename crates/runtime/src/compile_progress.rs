@@ -73,7 +73,7 @@ pub fn log_progress() -> ProgressSink {
         }
         // One line once REPORT_AFTER has passed, then one per EVERY.
         let (first, every) = (ticks_in(REPORT_AFTER), ticks_in(EVERY));
-        if p.ticks < first || (p.ticks - first) % every != 0 {
+        if p.ticks < first || !(p.ticks - first).is_multiple_of(every) {
             return;
         }
         tracing::info!(

@@ -48,13 +48,18 @@ pub(super) async fn complete(req: &Request<'_>) -> Result<Value, RpcError> {
         })
         .unwrap_or_default();
     // What a plugin still loading may serve is waited for.
-    let (name, found): (Option<&str>, &(dyn Fn(&Catalog) -> bool + Sync)) = match &target {
-        CompletionTarget::Prompt(name) => (Some(name), &|c| c.prompt(name).is_some()),
-        CompletionTarget::Resource(uri) => (None, &|c| {
-            c.resources.template(uri).is_some() || c.resources.route(uri).is_some()
-        }),
+    let server = &req.session.server;
+    let catalog = match &target {
+        CompletionTarget::Prompt(name) => {
+            (server.catalog_with(Some(name), |c| c.prompt(name).is_some())).await
+        }
+        CompletionTarget::Resource(uri) => {
+            let known = |c: &Catalog| {
+                c.resources.template(uri).is_some() || c.resources.route(uri).is_some()
+            };
+            server.catalog_with(None, known).await
+        }
     };
-    let catalog = req.session.server.catalog_with(name, found).await;
     // Scope first: a routing error ("has no argument") would reveal what is out of scope.
     if !completion_in_scope(req.session, &catalog, &target) {
         return Err(RpcError::invalid_params(match &target {
