@@ -16,7 +16,7 @@ use crate::mcp::stateless::request_state::StateKey;
 use crate::mcp::{Server, StateSettings};
 use crate::reload;
 use crate::runtime::Root;
-use crate::runtime::Runtime;
+use crate::runtime::{Plugin, Runtime};
 use crate::setup::{self, ServeOptions};
 use crate::transport;
 use crate::transport::http::HttpOptions;
@@ -78,21 +78,10 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         );
     }
     // The in-host tools at once; the plugins as they become ready.
-    // Checked again when each plugin loads (and reloads); refused here so the start stops.
-    let reaching = wanted.iter().find_map(|w| {
-        (w.config.spec.dirs.iter())
-            .find(|d| runtime.cache.overlaps(&d.host))
-            .map(|d| (w, d))
-    });
-    if let Some((w, dir)) = reaching {
-        anyhow::bail!(
-            "{}: the granted directory {} contains the compile cache {} (or lies inside it): \
-             the plugin could write native code the server runs; grant another directory, or \
-             move the cache (--cache-dir)",
-            w.origin,
-            dir.host.display(),
-            runtime.cache.dir().display()
-        );
+    // Checked again when each plugin loads; refused here so that the start stops.
+    for w in &wanted {
+        Plugin::check_grants_miss_cache(&runtime, &w.config.spec)
+            .with_context(|| w.origin.clone())?;
     }
     let catalog = Catalog::new(Vec::new(), in_host()).context("cannot serve the in-host tools")?;
     let audit = config.audit.clone().map(AuditLog::open).transpose()?;

@@ -176,6 +176,21 @@ struct Listing {
 }
 
 impl Plugin {
+    /// Refuses a directory grant that holds the compile cache or lies inside it: the plugin
+    /// could write native code the server runs. Checked at every load, and by the server
+    /// before it starts.
+    pub fn check_grants_miss_cache(runtime: &Runtime, spec: &PluginSpec) -> Result<(), LoadError> {
+        match spec.dirs.iter().find(|d| runtime.cache.overlaps(&d.host)) {
+            Some(dir) => Err(LoadError::GrantReachesCache {
+                plugin: spec.name.clone(),
+                host: dir.host.clone(),
+                guest: dir.guest.clone(),
+                cache: runtime.cache.dir().to_path_buf(),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Compiles (or loads from the cache), links and introspects the plugin of `spec`.
     pub async fn load(runtime: &Runtime, spec: PluginSpec) -> Result<Plugin, LoadError> {
         let name: Arc<str> = spec.name.as_str().into();
@@ -266,14 +281,7 @@ impl Plugin {
         } else {
             None
         };
-        if let Some(dir) = spec.dirs.iter().find(|d| runtime.cache.overlaps(&d.host)) {
-            return Err(LoadError::GrantReachesCache {
-                plugin: spec.name.clone(),
-                host: dir.host.clone(),
-                guest: dir.guest.clone(),
-                cache: runtime.cache.dir().to_path_buf(),
-            });
-        }
+        Plugin::check_grants_miss_cache(runtime, &spec)?;
         let grants = Arc::new(Grants {
             dirs: spec.dirs.clone(),
             roots: spec.roots,
