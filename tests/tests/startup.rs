@@ -90,6 +90,37 @@ fn an_unknown_tool_is_refused_without_waiting_for_the_plugins() {
     );
 }
 
+/// Proves: a call that waited its plugin's whole `timeout_ms` for a compile that is not done
+/// says the plugin is still loading (a tool error the model can act on), not "unknown tool".
+#[test]
+fn a_call_that_outwaits_its_timeout_says_the_plugin_is_still_loading() {
+    let dir = tempdir();
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.textkit-js]\npath = {}\n\n[plugins.textkit-js.limits]\ntimeout_ms = 200\n",
+            toml_str(&plugin_arg("textkit-js"))
+        ),
+    );
+    let mut s = Server::builder()
+        .args([
+            "--no-watch",
+            "--config",
+            &path_str(&config),
+            "--cache-dir",
+            &path_str(&dir.path().join("cache")),
+        ])
+        .start();
+    s.initialize(LATEST_VERSION);
+    let result = s.call_tool("textkit-js_greet", json!({"name": "early"}));
+    let text = error_text(&result, "still loading");
+    assert!(
+        text.contains("plugin `textkit-js` is still loading"),
+        "{text}"
+    );
+    assert!(text.contains("retry"), "{text}");
+}
+
 /// Proves: a plugin that cannot load is reported and left out while the others serve; once its
 /// file is fixed, the watcher loads it and clients are told.
 #[test]

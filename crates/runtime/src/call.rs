@@ -25,6 +25,9 @@ pub struct CallContext {
     /// Who made the call, for the plugin's rate limits; `None` for the host's own calls (listing
     /// a plugin at load), which are not rate-limited.
     pub caller: Option<Arc<str>>,
+    /// The client as far as instance reuse goes (`reuse = "per-client"`): an instance kept
+    /// under this key serves no other. One token, or one session; `None` reuses nothing.
+    pub reuse_key: Option<Arc<str>>,
     /// Decides on capabilities a plugin with `ask = true` reaches for without a grant, and
     /// holds what users granted "always"; `None` for the host's own calls, which ask nothing.
     pub grants: Option<Arc<dyn GrantDecider>>,

@@ -62,6 +62,7 @@ mod network;
 mod output;
 mod plugin;
 pub mod private_dir;
+mod reuse;
 mod sandbox;
 mod secrets;
 mod spec;
@@ -86,7 +87,8 @@ pub use plugin::{CallError, Exports, Plugin};
 pub use sandbox::{Root, RootDir};
 pub use secrets::{MIN_REDACTED_LEN, Redactor, SecretGrant, SecretValue};
 pub use spec::{
-    AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, RootsAccess, RootsAt,
+    AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, Reuse, RootsAccess,
+    RootsAt,
 };
 
 use std::sync::Arc;
@@ -107,6 +109,8 @@ pub struct Runtime {
     /// Free slots of the engine's instance pool: a call holds one while its instance lives, so
     /// a burst of calls across many plugins waits for a slot instead of failing.
     pub(crate) instance_slots: Arc<Semaphore>,
+    /// Instances kept between calls (`reuse = "per-client"`), each holding a pool slot.
+    pub(crate) kept: Arc<reuse::KeptInstances>,
     /// Whether calls count fuel.
     pub metering: Metering,
     _ticker: EpochTicker,
@@ -123,12 +127,15 @@ impl Runtime {
     pub fn with_metering(cache: CompileCache, metering: Metering) -> anyhow::Result<Runtime> {
         let engine = engine_with(metering)?;
         let ticker = EpochTicker::start(&engine)?;
+        let kept = Arc::default();
+        reuse::KeptInstances::sweep_idle(&kept)?;
         Ok(Runtime {
             engine,
             cache,
             gates: gate::Gates::default(),
             keyvalue_stores: keyvalue::Stores::default(),
             instance_slots: Arc::new(Semaphore::new(INSTANCE_SLOTS as usize)),
+            kept,
             metering,
             _ticker: ticker,
         })

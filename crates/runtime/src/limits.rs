@@ -124,6 +124,11 @@ impl MemoryLimiter {
             in_use: 0,
         }
     }
+
+    /// Linear memory in use, across the store's memories.
+    pub fn in_use(&self) -> u64 {
+        self.in_use
+    }
 }
 
 impl ResourceLimiter for MemoryLimiter {

@@ -7,18 +7,16 @@ use anyhow::Result;
 use futures_util::FutureExt as _;
 use wasmtime::component::{
     Component, ComponentExportIndex, ComponentNamedList, ComponentType, Instance, InstancePre,
-    Lift, Lower, ResourceTable,
+    Lift, Lower,
 };
 use wasmtime::{Store, UpdateDeadline};
-
-use wasmtime_wasi_http::WasiHttpCtx;
 
 use super::Runtime;
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::call::CallContext;
 use super::gate::Gate;
 use super::generic::{GenericFunc, GenericTools, NameCollision, ResultShape, abi, value};
-use super::grant_ask::{CallAsks, CallClock};
+use super::grant_ask::CallClock;
 use super::http_handler;
 use super::lift::{
     Budgeted, CallResultView, CompletionRefView, CompletionResultView, IntoOwned, LiftBudget, Many,
@@ -27,13 +25,17 @@ use super::lift::{
 };
 use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
 use super::link::{Prepared, prepare};
-use super::network::NetworkPolicy;
+use super::reuse::{KeptInstances, Live};
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use super::secrets::Redactor;
-use super::store::StoreState;
+use super::store::{Sandbox, StoreState};
 use super::wasmcp::{self, Wasmcp};
-use crate::{LoadError, PluginSpec, RootsAccess};
+use crate::{LoadError, PluginSpec, Reuse, RootsAccess};
+use tokio::sync::{OwnedSemaphorePermit, TryAcquireError};
 use wasmtime_wasi_http::p2::bindings::ProxyIndices;
+
+/// The next [`Plugin::id`].
+static NEXT_PLUGIN_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Which `palisade:plugin` interfaces a component exports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -100,6 +102,10 @@ pub struct Plugin {
     gate: Arc<Gate>,
     instance_slots: Arc<tokio::sync::Semaphore>,
     metering: super::Metering,
+    /// Instances kept between calls, shared by every plugin.
+    kept: Arc<KeptInstances>,
+    /// Tells this loaded plugin's kept instances from those of an earlier version.
+    id: u64,
     pre: InstancePre<StoreState>,
     funcs: Funcs,
 }
@@ -326,6 +332,8 @@ impl Plugin {
             gate,
             instance_slots: runtime.instance_slots.clone(),
             metering: runtime.metering,
+            kept: runtime.kept.clone(),
+            id: NEXT_PLUGIN_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             pre,
             funcs,
         };
@@ -677,7 +685,8 @@ impl Plugin {
         })
     }
 
-    /// Runs `f` against a fresh instance under every limit of the plugin.
+    /// Runs `f` against an instance under every limit of the plugin: a fresh one, or with
+    /// `reuse = "per-client"` the one kept for this client.
     async fn run<R>(
         &self,
         call: CallContext,
@@ -702,52 +711,28 @@ impl Plugin {
                 },
             )
         };
-        let _slot = match self.instance_slots.try_acquire() {
-            Ok(slot) => slot,
-            Err(_) => tokio::time::timeout_at(deadline.into(), self.instance_slots.acquire())
-                .await
-                .map_err(|_elapsed| time_limit())?
-                .map_err(|closed| CallError::Host(closed.into()))?,
-        };
         let stats = call.stats.clone();
-        let redactor = &self.grants.redactor;
-        let stdout = OutputCapture::new(self.name.clone(), "stdout", redactor.clone());
-        let stderr = OutputCapture::new(self.name.clone(), "stderr", redactor.clone());
-        let wasi = wasi_context(&self.grants, &call.roots, stdout.clone(), stderr.clone())
-            .map_err(CallError::Host)?;
         let clock = Arc::new(CallClock::new(deadline));
-        let asks = Arc::new(CallAsks::new(
-            self.name.clone(),
-            self.spec.ask,
-            call.clone(),
-            clock.clone(),
-        ));
-        let mut store = Store::new(
-            self.pre.engine(),
-            StoreState {
-                wasi,
-                http: WasiHttpCtx::new(),
-                network: NetworkPolicy::new(
-                    self.name.clone(),
-                    self.grants.network.clone(),
-                    asks.clone(),
-                    stats.clone(),
-                    self.grants.redactor.clone(),
-                ),
-                table: ResourceTable::new(),
-                limiter: MemoryLimiter::new(&limits),
-                host_log_bytes: 0,
-                side_output: 0,
-                output_limit: limits.output_bytes,
-                asked: 0,
-                plugin: self.name.clone(),
-                grants: self.grants.clone(),
-                asks,
-                call,
-                keyvalue: self.keyvalue.clone(),
-            },
-        );
-        store.limiter(|state| &mut state.limiter);
+        let reuse_for = match self.spec.reuse {
+            Reuse::PerClient { .. } => call.reuse_key.clone(),
+            Reuse::Never => None,
+        };
+        let kept = reuse_for
+            .as_deref()
+            .and_then(|client| self.kept.take(self.id, client, &call.roots));
+        let mut live = match kept {
+            Some(mut live) => {
+                live.store
+                    .data_mut()
+                    .begin_call(call, self.spec.ask, clock.clone());
+                live
+            }
+            None => {
+                let slot = self.instance_slot(deadline).await?.ok_or_else(time_limit)?;
+                self.new_store(call, clock.clone(), slot)?
+            }
+        };
+        let store = &mut live.store;
         if self.metering == super::Metering::Fuel {
             store
                 .set_fuel(limits.fuel_per_call)
@@ -756,23 +741,18 @@ impl Plugin {
         // Every epoch tick: stop if past the deadline, else yield so other calls (and a
         // cancellation, which drops this future) get their turn.
         store.set_epoch_deadline(1);
-        let epoch_clock = clock.clone();
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= epoch_clock.deadline() {
-                Err(wasmtime::Error::new(LimitExceeded::Time {
-                    limit_ms: limits.timeout_ms,
-                }))
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
 
         let started = Instant::now();
         // What the plugin answers is lifted under its output limit (see `lift`).
         let run = Budgeted::new(
             async {
-                let instance = self.pre.instantiate_async(&mut store).await?;
-                f(&mut store, &instance).await
+                let instance = match live.instance {
+                    Some(instance) => instance,
+                    None => *live
+                        .instance
+                        .insert(self.pre.instantiate_async(&mut live.store).await?),
+                };
+                f(&mut live.store, &instance).await
             },
             LiftBudget::new(limits.output_bytes),
         );
@@ -787,12 +767,12 @@ impl Plugin {
                 None => until_deadline(run, &clock).await,
             }
         };
-        stdout.finish();
-        let stderr_tail = stderr.finish();
+        live.stdout.finish();
+        let stderr_tail = live.stderr.finish();
         let fuel_used = match self.metering {
             super::Metering::Fuel => limits
                 .fuel_per_call
-                .saturating_sub(store.get_fuel().unwrap_or(0)),
+                .saturating_sub(live.store.get_fuel().unwrap_or(0)),
             super::Metering::Off => 0,
         };
         tracing::debug!(plugin = &*self.name, fuel_used, elapsed = ?started.elapsed(), "call finished");
@@ -800,8 +780,15 @@ impl Plugin {
         stats
             .fuel_used
             .store(fuel_used, std::sync::atomic::Ordering::Relaxed);
+        live.calls += 1;
         match outcome {
-            Some(Ok(value)) => Ok(value),
+            Some(Ok(value)) => {
+                if let Some(client) = reuse_for {
+                    self.keep_for(client, live);
+                }
+                Ok(value)
+            }
+            // A call that failed leaves its instance behind: a trap can stop it anywhere.
             Some(Err(err)) => {
                 if let Some(limit) = limit_hit(&err, &limits) {
                     tracing::warn!(plugin = &*self.name, "plugin stopped: {limit}");
@@ -814,6 +801,112 @@ impl Plugin {
             }
             None => Err(time_limit()),
         }
+    }
+
+    /// A slot of the engine's instance pool, waiting until `deadline` for one (`None` if none
+    /// came free). Instances kept for reuse give theirs up first.
+    async fn instance_slot(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<OwnedSemaphorePermit>, CallError> {
+        loop {
+            match self.instance_slots.clone().try_acquire_owned() {
+                Ok(slot) => return Ok(Some(slot)),
+                Err(TryAcquireError::Closed) => {
+                    return Err(CallError::Host(anyhow::anyhow!(
+                        "the instance pool is closed"
+                    )));
+                }
+                Err(TryAcquireError::NoPermits) if self.kept.drop_oldest() => continue,
+                Err(TryAcquireError::NoPermits) => break,
+            }
+        }
+        match tokio::time::timeout_at(deadline.into(), self.instance_slots.clone().acquire_owned())
+            .await
+        {
+            Ok(slot) => slot
+                .map(Some)
+                .map_err(|closed| CallError::Host(closed.into())),
+            Err(_elapsed) => Ok(None),
+        }
+    }
+
+    /// A store for `call` in this plugin's sandbox, on the pool slot `slot`; the component is
+    /// instantiated in it by the call.
+    fn new_store(
+        &self,
+        call: CallContext,
+        clock: Arc<CallClock>,
+        slot: OwnedSemaphorePermit,
+    ) -> Result<Live, CallError> {
+        let limits = self.spec.limits;
+        let redactor = &self.grants.redactor;
+        let stdout = OutputCapture::new(self.name.clone(), "stdout", redactor.clone());
+        let stderr = OutputCapture::new(self.name.clone(), "stderr", redactor.clone());
+        let roots = call.roots.clone();
+        let wasi = wasi_context(&self.grants, &roots, stdout.clone(), stderr.clone())
+            .map_err(CallError::Host)?;
+        let sandbox = Sandbox {
+            plugin: self.name.clone(),
+            grants: self.grants.clone(),
+            wasi,
+            limiter: MemoryLimiter::new(&limits),
+            output_limit: limits.output_bytes,
+            keyvalue: self.keyvalue.clone(),
+        };
+        let mut store = Store::new(
+            self.pre.engine(),
+            StoreState::new(sandbox, call, self.spec.ask, clock),
+        );
+        store.limiter(|state| &mut state.limiter);
+        store.epoch_deadline_callback(move |store| {
+            if Instant::now() >= store.data().clock.deadline() {
+                Err(wasmtime::Error::new(LimitExceeded::Time {
+                    limit_ms: limits.timeout_ms,
+                }))
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        Ok(Live {
+            store,
+            instance: None,
+            stdout,
+            stderr,
+            roots,
+            calls: 0,
+            _slot: slot,
+        })
+    }
+
+    /// Keeps `live`, whose call succeeded, for `client`'s next call, unless it has served its
+    /// calls or grown past its memory bound.
+    fn keep_for(&self, client: Arc<str>, mut live: Live) {
+        let Reuse::PerClient {
+            calls,
+            memory_bytes,
+        } = self.spec.reuse
+        else {
+            return;
+        };
+        live.store.data_mut().end_call();
+        let memory = live.store.data().memory_bytes();
+        if live.calls >= calls || memory > memory_bytes {
+            tracing::debug!(
+                plugin = &*self.name,
+                calls = live.calls,
+                memory,
+                "instance not kept: it served its calls or grew past its memory bound"
+            );
+            return;
+        }
+        self.kept.keep(self.id, client, live);
+    }
+}
+
+impl Drop for Plugin {
+    fn drop(&mut self) {
+        self.kept.forget(self.id);
     }
 }
 

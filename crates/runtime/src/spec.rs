@@ -134,6 +134,8 @@ pub struct PluginSpec {
     /// Whether the user is asked, during a call, for a host or environment variable the plugin
     /// reaches for without a grant (`ask = true`).
     pub ask: bool,
+    /// Whether an instance serves more than one call (`reuse = "per-client"`).
+    pub reuse: Reuse,
 }
 
 impl PluginSpec {
@@ -154,6 +156,7 @@ impl PluginSpec {
             network: Vec::new(),
             sha256: None,
             ask: false,
+            reuse: Reuse::Never,
         }
     }
 }
@@ -167,4 +170,25 @@ pub struct LinkedComponent {
     pub path: PathBuf,
     /// The SHA-256 its file must have, if pinned.
     pub sha256: Option<[u8; 32]>,
+}
+
+/// Whether an instance of a plugin serves more than one call.
+///
+/// Every call gets a fresh instance by default: nothing a call leaves in the plugin's memory
+/// reaches the next. A plugin that keeps no secrets between calls may be run faster by reusing
+/// an instance for later calls of the same client: never another client's, and never after a
+/// call that failed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// A fresh instance for every call.
+    #[default]
+    Never,
+    /// An instance serves the calls of one client (one token, or one session) with the same
+    /// roots, until it has served `calls` calls or its linear memory passes `memory_bytes`.
+    PerClient {
+        /// Calls one instance serves before it is replaced.
+        calls: u32,
+        /// Linear memory past which an instance is replaced after its call.
+        memory_bytes: u64,
+    },
 }

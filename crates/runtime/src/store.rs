@@ -9,7 +9,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::call::CallContext;
-use super::grant_ask::CallAsks;
+use super::grant_ask::{CallAsks, CallClock};
 use super::limits::MemoryLimiter;
 use super::network::NetworkPolicy;
 use super::sandbox::Grants;
@@ -34,6 +34,8 @@ pub struct StoreState {
     /// Hosts and variables the plugin asks for beyond its grants, during this call.
     pub(super) asks: Arc<CallAsks>,
     pub(super) call: CallContext,
+    /// When the call must end.
+    pub(super) clock: Arc<CallClock>,
     /// The plugin's key-value store, when granted.
     pub(super) keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
 }
@@ -55,4 +57,98 @@ impl WasiHttpView for StoreState {
             hooks: &mut self.network,
         }
     }
+}
+
+/// What a store is made of besides its call: the plugin's sandbox, fixed for its lifetime.
+pub(super) struct Sandbox {
+    pub(super) plugin: Arc<str>,
+    pub(super) grants: Arc<Grants>,
+    pub(super) wasi: WasiCtx,
+    pub(super) limiter: MemoryLimiter,
+    pub(super) output_limit: u64,
+    pub(super) keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
+}
+
+impl StoreState {
+    /// A store in `sandbox` for `call`, which ends at `clock`'s deadline; `ask` is the plugin's
+    /// `ask` setting.
+    pub(super) fn new(
+        sandbox: Sandbox,
+        call: CallContext,
+        ask: bool,
+        clock: Arc<CallClock>,
+    ) -> StoreState {
+        let Sandbox {
+            plugin,
+            grants,
+            wasi,
+            limiter,
+            output_limit,
+            keyvalue,
+        } = sandbox;
+        let (asks, network) = call_policies(&plugin, &grants, &call, ask, &clock);
+        StoreState {
+            wasi,
+            http: WasiHttpCtx::new(),
+            network,
+            table: ResourceTable::new(),
+            limiter,
+            host_log_bytes: 0,
+            side_output: 0,
+            output_limit,
+            asked: 0,
+            plugin,
+            grants,
+            asks,
+            call,
+            clock,
+            keyvalue,
+        }
+    }
+
+    /// Points a kept store at its next call: that call's client, deadline and budgets, nothing
+    /// left of the last call's. The plugin's memory, WASI state and resources stay.
+    pub(super) fn begin_call(&mut self, call: CallContext, ask: bool, clock: Arc<CallClock>) {
+        (self.asks, self.network) = call_policies(&self.plugin, &self.grants, &call, ask, &clock);
+        self.call = call;
+        self.clock = clock;
+        self.host_log_bytes = 0;
+        self.side_output = 0;
+        self.asked = 0;
+    }
+
+    /// Lets go of the call's context (its event sender, its client channel), so the protocol
+    /// layer sees the call end while the store is kept for the client's next call.
+    pub(super) fn end_call(&mut self) {
+        self.begin_call(CallContext::default(), false, self.clock.clone());
+    }
+
+    /// Linear memory the instance holds, across its memories.
+    pub(super) fn memory_bytes(&self) -> u64 {
+        self.limiter.in_use()
+    }
+}
+
+/// What one call may ask the user for, and where it may connect, under the plugin's grants.
+fn call_policies(
+    plugin: &Arc<str>,
+    grants: &Grants,
+    call: &CallContext,
+    ask: bool,
+    clock: &Arc<CallClock>,
+) -> (Arc<CallAsks>, NetworkPolicy) {
+    let asks = Arc::new(CallAsks::new(
+        plugin.clone(),
+        ask,
+        call.clone(),
+        clock.clone(),
+    ));
+    let network = NetworkPolicy::new(
+        plugin.clone(),
+        grants.network.clone(),
+        asks.clone(),
+        call.stats.clone(),
+        grants.redactor.clone(),
+    );
+    (asks, network)
 }

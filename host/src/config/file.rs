@@ -233,6 +233,24 @@ pub struct PluginSection {
     /// Ask the user, during a call, for a host or environment variable the plugin reaches for
     /// without a grant (default: `[server] ask`, else false).
     pub ask: Option<bool>,
+    /// `"per-client"`: an instance serves later calls of the same client; `"never"` (the
+    /// default): a fresh instance for every call.
+    pub reuse: Option<ReuseSetting>,
+    /// Calls one reused instance serves before it is replaced (default 1000).
+    pub reuse_calls: Option<u32>,
+    /// Linear memory in MiB past which a reused instance is replaced (default: half of
+    /// `limits.memory_mib`).
+    pub reuse_memory_mib: Option<u64>,
+}
+
+/// `reuse = "..."`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReuseSetting {
+    /// A fresh instance for every call.
+    Never,
+    /// An instance serves later calls of the same client.
+    PerClient,
 }
 
 /// `[plugins.NAME.keyvalue]`

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::file::*;
 use super::model::*;
 use super::{ConfigError, HostPattern, InvalidValue, access, parse_sha256};
-use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES, SecretGrant, SecretValue};
+use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES, Reuse, SecretGrant, SecretValue};
 use access::{AccessConfig, Scope};
 
 /// `host-paths` or `/roots`, as `--roots-at` takes them.
@@ -248,6 +248,13 @@ fn resolve_plugin(
     let limits = resolve_limits(section.limits).map_err(|(field, why)| {
         ConfigError(format!("{} {why}", at(&name, &format!("limits.{field}"))))
     })?;
+    let reuse = resolve_reuse(
+        section.reuse,
+        section.reuse_calls,
+        section.reuse_memory_mib,
+        &limits,
+    )
+    .map_err(|(field, why)| ConfigError(format!("{} {why}", at(&name, field))))?;
     let env = resolve_values(section.env, is_variable_name, "variable name")
         .map_err(|(var, why)| ConfigError(format!("{} {var}: {why}", at(&name, "env"))))?;
     let keyvalue = section
@@ -365,6 +372,7 @@ how to fix: keep one of the two",
             links: Vec::new(),
             keyvalue,
             http_handler: section.http_handler,
+            reuse,
         },
         prefix,
         tools,
@@ -516,6 +524,60 @@ fn resolve_limits(l: LimitsSection) -> Result<Limits, (&'static str, String)> {
     }
     Ok(limits)
 }
+
+/// Calls one reused instance serves by default before it is replaced.
+const DEFAULT_REUSE_CALLS: u32 = 1000;
+
+/// `reuse`, `reuse_calls` and `reuse_memory_mib` as the runtime takes them; the error names the
+/// field.
+fn resolve_reuse(
+    setting: Option<ReuseSetting>,
+    calls: Option<u32>,
+    memory_mib: Option<u64>,
+    limits: &Limits,
+) -> Result<Reuse, (&'static str, String)> {
+    if setting != Some(ReuseSetting::PerClient) {
+        return match (calls, memory_mib) {
+            (None, None) => Ok(Reuse::Never),
+            (Some(_), _) => Err(("reuse_calls", NEEDS_REUSE.into())),
+            (None, Some(_)) => Err(("reuse_memory_mib", NEEDS_REUSE.into())),
+        };
+    }
+    if calls == Some(0) {
+        return Err((
+            "reuse_calls",
+            "= 0 would keep no instance\nhow to fix: give a positive number, or remove `reuse`"
+                .into(),
+        ));
+    }
+    let memory_bytes = match memory_mib {
+        Some(0) => {
+            return Err((
+                "reuse_memory_mib",
+                "= 0 would keep no instance\nhow to fix: give a positive number, or leave it out for the default".into(),
+            ));
+        }
+        Some(mib) if mib.saturating_mul(1 << 20) > limits.memory_bytes => {
+            return Err((
+                "reuse_memory_mib",
+                format!(
+                    "is above limits.memory_mib ({} MiB): no instance can grow past it\nhow to \
+                     fix: use at most {}",
+                    limits.memory_bytes >> 20,
+                    limits.memory_bytes >> 20
+                ),
+            ));
+        }
+        Some(mib) => mib << 20,
+        None => limits.memory_bytes / 2,
+    };
+    Ok(Reuse::PerClient {
+        calls: calls.unwrap_or(DEFAULT_REUSE_CALLS),
+        memory_bytes,
+    })
+}
+
+const NEEDS_REUSE: &str = "applies only with reuse = \"per-client\"\nhow to fix: add reuse = \"per-client\", or remove it";
 
 /// A setting given in seconds, or its default.
 fn secs_or(seconds: Option<u64>, default: std::time::Duration) -> std::time::Duration {

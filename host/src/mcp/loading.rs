@@ -75,6 +75,15 @@ impl Loading {
         !self.pending.borrow().is_empty()
     }
 
+    /// A plugin still loading that may serve `name`, if any: why a name is not there yet.
+    pub fn loading_for(&self, name: Option<&str>) -> Option<Arc<str>> {
+        self.pending
+            .borrow()
+            .iter()
+            .find(|p| p.may_serve(name))
+            .map(|p| p.name.clone())
+    }
+
     /// Waits until nothing is loading, at most `bound`.
     pub async fn settled(&self, bound: Duration) {
         let mut pending = self.pending.subscribe();
@@ -182,6 +191,11 @@ mod tests {
         .await;
         assert_eq!(found, Ok(false), "bounded by the plugin's own wait");
         assert!(loading.is_loading(), "the plugin is still loading");
+        assert_eq!(
+            loading.loading_for(Some("slow_tool")).as_deref(),
+            Some("slow")
+        );
+        assert_eq!(loading.loading_for(Some("other_tool")), None);
     }
 
     #[tokio::test]

@@ -4,12 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use serde_json::{Value, json};
 
 use crate::measure::{Scratch, Stats, median};
+use crate::startup::{AllReady, distinct_copies, time_to_all_called};
 use crate::stdio::{Call, StdioServer};
-use crate::{bench_config, server_binary};
+use crate::{bench_config, bench_config_with, server_binary};
 
 #[derive(clap::Args)]
 pub struct LanguageArgs {
@@ -28,6 +29,33 @@ pub struct LanguageArgs {
     /// Also write the results here, as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Plugins in the many-plugins start (distinct copies of the Rust example).
+    #[arg(long, default_value_t = 20)]
+    many: usize,
+    /// Another MCP server to measure in the same run: a command (run by `sh -c`) that serves
+    /// MCP over stdio. Its tools are called like Palisade's, interleaved with them.
+    #[arg(long, value_name = "CMD")]
+    peer: Option<String>,
+    /// The peer's `greet` for a language, as `LANGUAGE=TOOL` (Rust, Python or JavaScript),
+    /// called with `{"name": "bench"}`; repeat for each. Default: `Rust=greet`.
+    #[arg(long = "peer-tool", value_name = "LANGUAGE=TOOL", value_parser = parse_peer_tool)]
+    peer_tools: Vec<(String, String)>,
+}
+
+/// `Python=py_greet` as a language and a tool.
+fn parse_peer_tool(value: &str) -> std::result::Result<(String, String), String> {
+    let (language, tool) = value
+        .split_once('=')
+        .filter(|(l, t)| !l.is_empty() && !t.is_empty())
+        .ok_or("expected LANGUAGE=TOOL, such as Python=greet")?;
+    let known = LANGUAGES.iter().map(|(l, _, _)| *l);
+    match known.clone().find(|l| l.eq_ignore_ascii_case(language)) {
+        Some(language) => Ok((language.to_string(), tool.to_string())),
+        None => Err(format!(
+            "unknown language `{language}`: one of {}",
+            known.collect::<Vec<_>>().join(", ")
+        )),
+    }
 }
 
 /// The example plugins with the same `greet` tool: language, plugin name, wasm file name.
@@ -61,6 +89,20 @@ struct Start {
     called: Duration,
 }
 
+/// Where the calls of one row go: which server (an index into the servers started), and
+/// whether its answer must be the example's greeting (the peer's may word it otherwise).
+struct Target {
+    server: usize,
+    call: Call,
+    exact: bool,
+}
+
+/// One row of the per-call table.
+struct Row {
+    label: String,
+    stats: Stats,
+}
+
 pub fn run(args: LanguageArgs) -> Result<()> {
     let palisade = server_binary()?;
     let scratch = Scratch::new()?;
@@ -84,37 +126,8 @@ pub fn run(args: LanguageArgs) -> Result<()> {
             .collect::<Result<Vec<_>>>()?;
         starts.push((*language, size, first, median(warm)));
     }
-
-    // Per call: one server with all three plugins and the native baseline, interleaved.
-    let config = scratch.0.join("all.toml");
-    std::fs::write(&config, bench_config(&plugins)?)?;
-    let mut server = StdioServer::start(&palisade, &config, &scratch.0.join("cache-all"))?;
-    let mut tools: Vec<String> = LANGUAGES
-        .iter()
-        .map(|(_, name, _)| format!("{name}_greet"))
-        .collect();
-    tools.push("native_greet".to_string());
-    let calls: Vec<Call> = tools.iter().map(|tool| Call::greet(tool)).collect();
-    for call in &calls {
-        for _ in 0..args.warmup {
-            server.call(call)?;
-        }
-    }
-    let rounds = 10;
-    let per_round = (args.calls / rounds).max(1);
-    let mut samples = vec![Vec::new(); calls.len()];
-    for _ in 0..rounds {
-        for (i, call) in calls.iter().enumerate() {
-            for _ in 0..per_round {
-                samples[i].push(server.call(call)?);
-            }
-        }
-    }
-    server.stop();
-    let per_call: Vec<Stats> = samples.into_iter().map(Stats::sequential).collect();
-    let Some(native) = per_call.last() else {
-        bail!("no samples");
-    };
+    let many = many_plugins(&palisade, &scratch, &plugins[0].1, &args)?;
+    let (rows, native) = per_call(&palisade, &scratch, &plugins, &args)?;
 
     println!(
         "start-up: server start to the answer of `initialize` and of the first tools/call, one plugin"
@@ -138,47 +151,227 @@ pub fn run(args: LanguageArgs) -> Result<()> {
         );
     }
     println!(
-        "\nper call: sequential tools/call `greet` over stdio, one server, {rounds} interleaved rounds"
+        "\nstart-up, {} plugins (copies of the Rust one): to the answer of `initialize`, and to \
+         every plugin's first tools/call answered",
+        args.many
     );
     println!(
-        "{:<11} {:>7} {:>10} {:>10} {:>10} {:>12}",
+        "{:<12} {:>16} {:>16}",
+        "cache", "initialize ms", "all called ms"
+    );
+    for (cache, start) in [("empty", many.0), ("warm", many.1)] {
+        println!(
+            "{:<12} {:>16.1} {:>16.0}",
+            cache,
+            start.initialized.as_secs_f64() * 1e3,
+            start.called.as_secs_f64() * 1e3
+        );
+    }
+    println!(
+        "\nper call: sequential tools/call `greet` over stdio, {ROUNDS} interleaved rounds; \
+         \"reused\": reuse = \"per-client\""
+    );
+    println!(
+        "{:<20} {:>7} {:>10} {:>10} {:>10} {:>12}",
         "language", "calls", "calls/s", "p50 µs", "p99 µs", "p50/native"
     );
-    let labels = LANGUAGES.iter().map(|(l, _, _)| *l).chain(["native"]);
-    for (label, s) in labels.zip(&per_call) {
+    for row in rows.iter().chain(std::iter::once(&native)) {
+        let s = &row.stats;
         println!(
-            "{:<11} {:>7} {:>10.0} {:>10.1} {:>10.1} {:>11.2}x",
-            label,
+            "{:<20} {:>7} {:>10.0} {:>10.1} {:>10.1} {:>11.2}x",
+            row.label,
             s.calls,
             s.calls_per_sec,
             s.p50_us,
             s.p99_us,
-            s.p50_us / native.p50_us
+            s.p50_us / native.stats.p50_us
         );
     }
-    if let Some(path) = args.json {
-        let rows: Vec<Value> = starts
+    let peer_ratios = peer_ratios(&rows);
+    if !peer_ratios.is_empty() {
+        println!("\nagainst the peer (same run): p50 of the peer / p50 of Palisade");
+        println!(
+            "{:<11} {:>14} {:>10} {:>14}",
+            "language", "Palisade µs", "peer µs", "peer/Palisade"
+        );
+        for (language, ours, theirs) in &peer_ratios {
+            println!(
+                "{:<11} {:>14.1} {:>10.1} {:>13.2}x",
+                language,
+                ours,
+                theirs,
+                theirs / ours
+            );
+        }
+    }
+    if let Some(path) = &args.json {
+        let languages: Vec<Value> = starts
             .iter()
-            .zip(&per_call)
-            .map(|((language, size, first, warm), call)| {
+            .map(|(language, size, first, warm)| {
                 json!({
                     "language": language,
                     "wasm_bytes": size,
                     "first_start_initialize_ms": first.initialized.as_secs_f64() * 1e3,
                     "first_start_ms": first.called.as_secs_f64() * 1e3,
                     "second_start_ms": warm.as_secs_f64() * 1e3,
-                    "per_call": call.json(),
-                    "p50_ratio_to_native": call.p50_us / native.p50_us,
+                })
+            })
+            .collect();
+        let per_call: Vec<Value> = rows
+            .iter()
+            .map(|row| {
+                json!({
+                    "label": row.label,
+                    "per_call": row.stats.json(),
+                    "p50_ratio_to_native": row.stats.p50_us / native.stats.p50_us,
                 })
             })
             .collect();
         let report = json!({
             "benchmark": "languages",
-            "languages": rows,
-            "native": native.json(),
+            "languages": languages,
+            "many_plugins": {
+                "plugins": args.many,
+                "empty_initialize_ms": many.0.initialized.as_secs_f64() * 1e3,
+                "empty_all_called_ms": many.0.called.as_secs_f64() * 1e3,
+                "warm_initialize_ms": many.1.initialized.as_secs_f64() * 1e3,
+                "warm_all_called_ms": many.1.called.as_secs_f64() * 1e3,
+            },
+            "per_call": per_call,
+            "native": native.stats.json(),
+            "peer": args.peer,
+            "peer_ratios": peer_ratios.iter().map(|(language, ours, theirs)| json!({
+                "language": language, "palisade_p50_us": ours, "peer_p50_us": theirs,
+            })).collect::<Vec<_>>(),
         });
-        std::fs::write(&path, serde_json::to_string_pretty(&report)?)
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+/// Rounds the per-call samples are taken in, each calling every tool in turn, so that a slow
+/// patch of the machine is shared by every row.
+const ROUNDS: usize = 10;
+
+/// `args.many` distinct copies of `wasm`: a start with an empty cache, then the median of
+/// `args.starts` with a warm one.
+fn many_plugins(
+    palisade: &Path,
+    scratch: &Scratch,
+    wasm: &Path,
+    args: &LanguageArgs,
+) -> Result<(AllReady, AllReady)> {
+    let copies = distinct_copies(wasm, &scratch.0.join("many"), args.many.max(1))?;
+    let names: Vec<String> = copies.iter().map(|(name, _)| name.clone()).collect();
+    let config = scratch.0.join("many.toml");
+    std::fs::write(&config, bench_config(&copies)?)?;
+    let cache = scratch.0.join("cache-many");
+    let empty = time_to_all_called(palisade, &config, &cache, &names)?;
+    let mut warm = (0..args.starts.max(1))
+        .map(|_| time_to_all_called(palisade, &config, &cache, &names))
+        .collect::<Result<Vec<_>>>()?;
+    warm.sort_by_key(|start| start.called);
+    Ok((empty, warm[warm.len() / 2]))
+}
+
+/// Per call: one server with the three plugins and the native baseline, one with the three
+/// plugins under `reuse = "per-client"` (their resource schemes would collide in one), and the
+/// peer's tools when asked, all interleaved. The rows, and the native one.
+fn per_call(
+    palisade: &Path,
+    scratch: &Scratch,
+    plugins: &[(&str, PathBuf)],
+    args: &LanguageArgs,
+) -> Result<(Vec<Row>, Row)> {
+    let fresh = scratch.0.join("all.toml");
+    std::fs::write(&fresh, bench_config(plugins)?)?;
+    let reused = scratch.0.join("reused.toml");
+    std::fs::write(
+        &reused,
+        bench_config_with(plugins, "reuse = \"per-client\"\n")?,
+    )?;
+    let cache = scratch.0.join("cache-all");
+    // The second server starts once the first has compiled the plugins into the cache: two
+    // compiling at once would share the cores, and wait past a call's timeout.
+    let mut first = StdioServer::start(palisade, &fresh, &cache)?;
+    for (_, name, _) in LANGUAGES {
+        first.call(&Call::greet(&format!("{name}_greet")))?;
+    }
+    let mut servers = vec![first, StdioServer::start(palisade, &reused, &cache)?];
+    let greet = |server: usize, tool: &str| Target {
+        server,
+        call: Call::greet(tool),
+        exact: true,
+    };
+    let mut targets: Vec<(String, Target)> = Vec::new();
+    for (language, name, _) in LANGUAGES {
+        targets.push((language.to_string(), greet(0, &format!("{name}_greet"))));
+    }
+    for (language, name, _) in LANGUAGES {
+        targets.push((
+            format!("{language}, reused"),
+            greet(1, &format!("{name}_greet")),
+        ));
+    }
+    if let Some(command) = &args.peer {
+        servers.push(StdioServer::start_peer(command)?);
+        let tools = match args.peer_tools.is_empty() {
+            true => vec![("Rust".to_string(), "greet".to_string())],
+            false => args.peer_tools.clone(),
+        };
+        for (language, tool) in tools {
+            let target = Target {
+                exact: false,
+                ..greet(2, &tool)
+            };
+            targets.push((format!("peer {language}"), target));
+        }
+    }
+    targets.push(("native".to_string(), greet(0, "native_greet")));
+    let mut call = |target: &Target| -> Result<Duration> {
+        let server = &mut servers[target.server];
+        match target.exact {
+            true => server.call(&target.call),
+            false => server.call_unchecked(&target.call),
+        }
+    };
+    for (_, target) in &targets {
+        for _ in 0..args.warmup {
+            call(target)?;
+        }
+    }
+    let per_round = (args.calls / ROUNDS).max(1);
+    let mut samples = vec![Vec::new(); targets.len()];
+    for _ in 0..ROUNDS {
+        for (i, (_, target)) in targets.iter().enumerate() {
+            for _ in 0..per_round {
+                samples[i].push(call(target)?);
+            }
+        }
+    }
+    for server in servers {
+        server.stop();
+    }
+    let mut rows: Vec<Row> = targets
+        .into_iter()
+        .zip(samples)
+        .map(|((label, _), samples)| Row {
+            label,
+            stats: Stats::sequential(samples),
+        })
+        .collect();
+    let native = rows.pop().context("no samples")?;
+    Ok((rows, native))
+}
+
+/// For each language the peer was measured in: Palisade's p50 (fresh instances) and the peer's.
+fn peer_ratios(rows: &[Row]) -> Vec<(String, f64, f64)> {
+    rows.iter()
+        .filter_map(|peer| {
+            let language = peer.label.strip_prefix("peer ")?;
+            let ours = rows.iter().find(|row| row.label == language)?;
+            Some((language.to_string(), ours.stats.p50_us, peer.stats.p50_us))
+        })
+        .collect()
 }

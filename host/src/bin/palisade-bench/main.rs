@@ -95,13 +95,18 @@ fn server_binary() -> Result<PathBuf> {
 /// are raised above what the benchmark sends (the defaults allow 3000 calls a minute from one
 /// client).
 fn bench_config(plugins: &[(impl AsRef<str>, PathBuf)]) -> Result<String> {
+    bench_config_with(plugins, "")
+}
+
+/// [`bench_config`], with `settings` (TOML lines) added to every plugin's table.
+fn bench_config_with(plugins: &[(impl AsRef<str>, PathBuf)], settings: &str) -> Result<String> {
     let mut config = String::new();
     for (name, wasm) in plugins {
         let name = name.as_ref();
         let path = std::fs::canonicalize(wasm)
             .with_context(|| format!("cannot find {}", wasm.display()))?;
         config.push_str(&format!(
-            "[plugins.{name}]\npath = {:?}\n\n[plugins.{name}.limits]\ncalls_per_minute = 100000000\ncalls_per_minute_per_client = 100000000\n\n",
+            "[plugins.{name}]\npath = {:?}\n{settings}\n[plugins.{name}.limits]\ncalls_per_minute = 100000000\ncalls_per_minute_per_client = 100000000\n\n",
             path.display().to_string()
         ));
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use crate::stdio::StdioServer;
+use crate::stdio::{Call, StdioServer};
 
 /// `count` copies of the component `wasm` under `dir`, named `p00`, `p01`, ..., each made
 /// distinct by a custom section (ignored when run) so that each is its own entry in the compile
@@ -67,4 +67,35 @@ pub fn time_to_first_list(
         bail!("tools/list listed {got} tools, expected {tools}");
     }
     Ok((elapsed, server))
+}
+
+/// One server start with several plugins.
+#[derive(Clone, Copy)]
+pub struct AllReady {
+    /// From starting the server to its answer to `initialize`.
+    pub initialized: Duration,
+    /// To the answer of a first call to every plugin (each waits for its plugin to load).
+    pub called: Duration,
+}
+
+/// Starts a server with the plugins `names` (distinct copies of one component with a `greet`
+/// tool) and calls each plugin's `greet` once: when the last answers, every plugin is ready.
+pub fn time_to_all_called(
+    palisade: &Path,
+    config: &Path,
+    cache: &Path,
+    names: &[String],
+) -> Result<AllReady> {
+    let started = Instant::now();
+    let mut server = StdioServer::start(palisade, config, cache)?;
+    let initialized = started.elapsed();
+    for name in names {
+        server.call(&Call::greet(&format!("{name}_greet")))?;
+    }
+    let called = started.elapsed();
+    server.stop();
+    Ok(AllReady {
+        initialized,
+        called,
+    })
 }

@@ -207,8 +207,10 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
         std::fs::write(&config, bench_config(&copies)?)?;
         let cache = scratch.0.join(format!("cache-n{count}"));
         let tools = (count * 2 + 2).min(50);
-        let (empty, server) = startup::time_to_first_list(&palisade, &config, &cache, tools)?;
-        server.stop();
+        // With an empty cache the server answers at once and compiles in the background: what
+        // takes time is every plugin becoming ready.
+        let names: Vec<String> = copies.iter().map(|(name, _)| name.clone()).collect();
+        let empty = startup::time_to_all_called(&palisade, &config, &cache, &names)?;
         let mut warm = Vec::new();
         for i in 0..args.starts.max(1) {
             let (elapsed, server) = startup::time_to_first_list(&palisade, &config, &cache, tools)?;
@@ -354,8 +356,9 @@ struct Report {
     payloads: Payloads,
     fuel: fuel::FuelCost,
     primes_below: u32,
-    /// Plugin count, time to the first answer with an empty cache, and with a warm one.
-    starts: Vec<(usize, Duration, Duration)>,
+    /// Plugin count; with an empty cache, times to `initialize` and to every plugin ready; with
+    /// a warm one, to the first whole tools/list.
+    starts: Vec<(usize, startup::AllReady, Duration)>,
     most: usize,
     idle_rss: Option<u64>,
     http_idle_rss: Option<u64>,
@@ -501,13 +504,21 @@ impl Report {
             self.payloads.resource.p50_us / 1e3,
             self.payloads.resource.p99_us / 1e3
         );
-        println!("\nstart-up: server start to the answer of its first tools/list");
         println!(
-            "{:>8} {:>16} {:>16}",
-            "plugins", "empty cache ms", "warm cache ms"
+            "\nstart-up: server start to the answer of `initialize` and to every plugin called \
+             once (empty cache), and to the first whole tools/list (warm cache)"
+        );
+        println!(
+            "{:>8} {:>23} {:>22} {:>20}",
+            "plugins", "empty: initialize ms", "empty: all ready ms", "warm: listed ms"
         );
         for (count, empty, warm) in &self.starts {
-            println!("{count:>8} {:>16.0} {:>16.1}", ms(*empty), ms(*warm));
+            println!(
+                "{count:>8} {:>23.1} {:>22.0} {:>20.1}",
+                ms(empty.initialized),
+                ms(empty.called),
+                ms(*warm)
+            );
         }
         println!("\nresident memory");
         if let Some(rss) = self.idle_rss {
@@ -560,7 +571,8 @@ impl Report {
                 "overhead": self.fuel.overhead(),
             },
             "startup": self.starts.iter().map(|(count, empty, warm)| json!({
-                "plugins": count, "empty_cache_ms": ms(*empty), "warm_cache_ms": ms(*warm),
+                "plugins": count, "empty_cache_initialize_ms": ms(empty.initialized),
+                "empty_cache_all_ready_ms": ms(empty.called), "warm_cache_ms": ms(*warm),
             })).collect::<Vec<_>>(),
             "rss_bytes": {
                 "plugins": self.most,

@@ -218,6 +218,7 @@ impl Request<'_> {
             events: Some(events),
             client: Some(self.client_channel()),
             caller: Some(self.session.caller.clone()),
+            reuse_key: self.session.reuse_key.clone(),
             grants: Some(self.session.server.grant_questions.clone()),
             stats: Default::default(),
         };

@@ -39,6 +39,15 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
         .tool(name)
         .filter(|t| Catalog::tool_in_scope(t, &req.session.identity.scope))
     else {
+        // Waited its plugin's `timeout_ms` (a compile slowed by others): say so, not "unknown".
+        if let Some(plugin) = (req.session.server.loading.loading_for(Some(name)))
+            .filter(|plugin| req.session.identity.scope.allows_plugin(plugin))
+        {
+            audit.finish("still-loading", None);
+            return Ok(wire::call_error(&format!(
+                "`{name}` is not ready: plugin `{plugin}` is still loading (compiling); retry in a few seconds"
+            )));
+        }
         audit.finish("unknown-tool", None);
         return Err(RpcError::invalid_params(format!("unknown tool: {name}")));
     };

@@ -78,6 +78,10 @@ pub struct Session {
     /// per session for clients nobody vouched for (so anonymous HTTP clients do not share one
     /// allowance).
     pub(super) caller: Arc<str>,
+    /// The client as `reuse = "per-client"` plugins tell clients apart: the token that proved
+    /// who it is, else this session; `None` for an anonymous stateless request, which reuses
+    /// nothing.
+    pub(super) reuse_key: Option<Arc<str>>,
     /// Serves every request statelessly (2026-07-28), whatever it carries: one HTTP request.
     pub(super) stateless: bool,
     /// Fired when the session is drained: long-lived requests (`subscriptions/listen`) end.
@@ -86,6 +90,9 @@ pub struct Session {
     /// only a list it has can grow under it while plugins load at start.
     listed: [std::sync::atomic::AtomicU64; 3],
 }
+
+/// Numbers sessions, so each anonymous one reuses only its own plugin instances.
+static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Session {
     /// A connection that may open an initialize-based session (stdio, or one Streamable HTTP
@@ -122,7 +129,16 @@ impl Session {
         caller: Arc<str>,
         stateless: bool,
     ) -> Arc<Session> {
+        let reuse_key = if identity.authenticated {
+            Some(format!("token {}", identity.client).into())
+        } else if stateless {
+            None
+        } else {
+            let session = NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Some(format!("session {session}").into())
+        };
         Arc::new(Session {
+            reuse_key,
             stateless,
             shutting_down: CancellationToken::new(),
             caller,

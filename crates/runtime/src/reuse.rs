@@ -1,0 +1,156 @@
+//! Instances kept between calls for plugins with `reuse = "per-client"`.
+//!
+//! A kept instance belongs to one plugin (one loaded version of it), one client and one set of
+//! roots; only a later call with all three the same takes it. It holds one of the engine's pool
+//! slots while kept, so the number kept is capped, instances idle too long are dropped, and a
+//! call that finds no free slot drops the least recently used one first.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
+use wasmtime::Store;
+use wasmtime::component::Instance;
+
+use super::sandbox::{OutputCapture, Root};
+use super::store::StoreState;
+
+/// Instances kept at once, across all plugins and clients: a quarter of the pool, so kept
+/// instances never stand in the way of fresh ones for long.
+pub const MAX_KEPT: usize = crate::INSTANCE_SLOTS as usize / 4;
+
+/// How long an instance is kept without a call.
+pub const IDLE: Duration = Duration::from_secs(60);
+
+/// An instance with its store, between calls or during one.
+pub(crate) struct Live {
+    // Dropped in this order: the store (which returns the instance's memory to its pool slot)
+    // before the permit that lets another call take the slot.
+    pub(crate) store: Store<StoreState>,
+    /// `None` until the first call instantiates the component.
+    pub(crate) instance: Option<Instance>,
+    pub(crate) stdout: OutputCapture,
+    pub(crate) stderr: OutputCapture,
+    /// The roots its preopens were made from.
+    pub(crate) roots: Arc<Vec<Root>>,
+    /// Calls it has served.
+    pub(crate) calls: u32,
+    pub(crate) _slot: OwnedSemaphorePermit,
+}
+
+struct Kept {
+    plugin: u64,
+    client: Arc<str>,
+    live: Live,
+    since: Instant,
+}
+
+/// Every kept instance, least recently used first.
+#[derive(Default)]
+pub(crate) struct KeptInstances {
+    kept: Mutex<Vec<Kept>>,
+}
+
+impl KeptInstances {
+    /// The instance kept for `plugin`'s calls by `client` with `roots`, if there is one.
+    pub(crate) fn take(&self, plugin: u64, client: &str, roots: &[Root]) -> Option<Live> {
+        let (found, idle) = {
+            let mut kept = self.lock();
+            let idle = take_idle(&mut kept);
+            let found = kept
+                .iter()
+                .rposition(|k| {
+                    k.plugin == plugin && &*k.client == client && k.live.roots[..] == *roots
+                })
+                .map(|at| kept.remove(at).live);
+            (found, idle)
+        };
+        // Dropping a store resets its pool slot: not under the lock.
+        drop(idle);
+        found
+    }
+
+    /// Keeps `live` for `plugin`'s next call by `client`.
+    pub(crate) fn keep(&self, plugin: u64, client: Arc<str>, live: Live) {
+        let dropped = {
+            let mut kept = self.lock();
+            let mut dropped = take_idle(&mut kept);
+            // One instance per plugin and client: a second, from concurrent calls, replaces
+            // the older one.
+            if let Some(at) = kept
+                .iter()
+                .position(|k| k.plugin == plugin && k.client == client)
+            {
+                dropped.push(kept.remove(at));
+            }
+            if kept.len() >= MAX_KEPT {
+                dropped.push(kept.remove(0));
+            }
+            kept.push(Kept {
+                plugin,
+                client,
+                live,
+                since: Instant::now(),
+            });
+            dropped
+        };
+        drop(dropped);
+    }
+
+    /// Drops the least recently used instance, freeing its pool slot; false if none is kept.
+    pub(crate) fn drop_oldest(&self) -> bool {
+        let oldest = {
+            let mut kept = self.lock();
+            (!kept.is_empty()).then(|| kept.remove(0))
+        };
+        oldest.is_some()
+    }
+
+    /// Drops every instance kept for `plugin` (it was unloaded or replaced).
+    pub(crate) fn forget(&self, plugin: u64) {
+        let dropped: Vec<Kept> = {
+            let mut kept = self.lock();
+            let (gone, stay) = std::mem::take(&mut *kept)
+                .into_iter()
+                .partition(|k| k.plugin == plugin);
+            *kept = stay;
+            gone
+        };
+        drop(dropped);
+    }
+
+    /// Drops the instances idle for longer than [`IDLE`].
+    fn drop_idle(&self) {
+        let idle = take_idle(&mut self.lock());
+        drop(idle);
+    }
+
+    /// Starts a thread that drops idle instances every few seconds, so a server left alone
+    /// gives their memory back; it ends with `kept`.
+    pub(crate) fn sweep_idle(kept: &Arc<KeptInstances>) -> std::io::Result<()> {
+        let kept = Arc::downgrade(kept);
+        std::thread::Builder::new()
+            .name("palisade-reuse-sweep".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(IDLE / 6);
+                    match kept.upgrade() {
+                        Some(kept) => kept.drop_idle(),
+                        None => break,
+                    }
+                }
+            })?;
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Kept>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Removes the instances idle for longer than [`IDLE`], for the caller to drop.
+fn take_idle(kept: &mut Vec<Kept>) -> Vec<Kept> {
+    // Least recently used first: the idle ones are a prefix.
+    let idle = kept.iter().take_while(|k| k.since.elapsed() > IDLE).count();
+    kept.drain(..idle).collect()
+}
