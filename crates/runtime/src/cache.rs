@@ -160,28 +160,9 @@ impl CompileCache {
         plugin: &str,
     ) -> Result<Component> {
         let path = self.path(engine, sha256);
-        match verify_entry(&path) {
-            Ok(true) => {
-                // SAFETY: the file is byte for byte what `Component::serialize` wrote (its digest
-                // was checked just now), under a key that includes the engine's compatibility
-                // hash, in a directory only this user can write (checked at open). Mapping it
-                // rather than reading it keeps its pages shared with the page cache.
-                #[allow(unsafe_code)]
-                let loaded = unsafe { Component::deserialize_file(engine, &path) };
-                match loaded {
-                    Ok(component) => {
-                        tracing::info!(plugin, path = %path.display(), "loaded compiled component from cache");
-                        return Ok(component);
-                    }
-                    Err(e) => {
-                        tracing::warn!(plugin, path = %path.display(), "ignoring unusable cache entry: {e}")
-                    }
-                }
-            }
-            Ok(false) => {}
-            Err(why) => {
-                tracing::warn!(plugin, path = %path.display(), "cache entry refused, compiling again: {why:#}")
-            }
+        if let Some(component) = map_entry(engine, &path, plugin) {
+            tracing::info!(plugin, path = %path.display(), "loaded compiled component from cache");
+            return Ok(component);
         }
         let _compiling = self.compiling.lock().unwrap_or_else(|e| e.into_inner());
         tracing::info!(plugin, "compiling component");
@@ -195,8 +176,13 @@ impl CompileCache {
         .map_err(anyhow::Error::from)?;
         if let Err(e) = self.store(&path, &component) {
             tracing::warn!(plugin, dir = %self.dir.display(), "cannot cache the compiled component: {e:#}");
+            return Ok(component);
         }
-        Ok(component)
+        // Served from the entry just written rather than from the compiler's output: mapped
+        // code is the page cache's (the kernel can take it back), where the compiler's stays
+        // in the server's own memory for as long as the plugin is loaded (measured: 228 MiB
+        // anonymous with the three examples compiled at start, 6 MiB when mapped).
+        Ok(map_entry(engine, &path, plugin).unwrap_or(component))
     }
 
     /// Writes the entry, then its digest (each written then renamed, so a concurrent start never
@@ -207,6 +193,29 @@ impl CompileCache {
         write_private(path, &artifact)?;
         write_private(&digest_path(path), digest.as_bytes())
     }
+}
+
+/// The component in the cache entry at `path`, mapped, when the entry is there and intact.
+fn map_entry(engine: &Engine, path: &Path, plugin: &str) -> Option<Component> {
+    match verify_entry(path) {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(why) => {
+            tracing::warn!(plugin, path = %path.display(), "cache entry refused, compiling again: {why:#}");
+            return None;
+        }
+    }
+    // SAFETY: the file is byte for byte what `Component::serialize` wrote (its digest was
+    // checked just now), under a key that includes the engine's compatibility hash, in a
+    // directory only this user can write (checked at open). Mapping it rather than reading it
+    // keeps its pages shared with the page cache.
+    #[allow(unsafe_code)]
+    let loaded = unsafe { Component::deserialize_file(engine, path) };
+    loaded
+        .inspect_err(|e| {
+            tracing::warn!(plugin, path = %path.display(), "ignoring unusable cache entry: {e}")
+        })
+        .ok()
 }
 
 /// Writes `bytes` to `path` (mode 0600) whole, through a temporary file and a rename.

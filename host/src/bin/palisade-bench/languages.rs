@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use serde_json::{Value, json};
 
-use crate::measure::{Scratch, Stats, median};
+use crate::measure::{RssMakeUp, Scratch, Stats, median};
 use crate::startup::{AllReady, distinct_copies, time_to_all_called};
 use crate::stdio::{Call, StdioServer};
 use crate::{bench_config, bench_config_with, server_binary};
@@ -127,7 +127,7 @@ pub fn run(args: LanguageArgs) -> Result<()> {
         starts.push((*language, size, first, median(warm)));
     }
     let many = many_plugins(&palisade, &scratch, &plugins[0].1, &args)?;
-    let (rows, native) = per_call(&palisade, &scratch, &plugins, &args)?;
+    let (rows, native, memory) = per_call(&palisade, &scratch, &plugins, &args)?;
 
     println!(
         "start-up: server start to the answer of `initialize` and of the first tools/call, one plugin"
@@ -187,6 +187,15 @@ pub fn run(args: LanguageArgs) -> Result<()> {
             s.p50_us / native.stats.p50_us
         );
     }
+    println!("\nresident memory, idle, the three plugins loaded and called");
+    for (label, rss) in ["fresh instances", "reuse = \"per-client\""]
+        .iter()
+        .zip(&memory)
+    {
+        if let Some(rss) = rss {
+            println!("{label:<24} {}", rss.describe());
+        }
+    }
     let peer_ratios = peer_ratios(&rows);
     if !peer_ratios.is_empty() {
         println!("\nagainst the peer (same run): p50 of the peer / p50 of Palisade");
@@ -239,6 +248,8 @@ pub fn run(args: LanguageArgs) -> Result<()> {
             },
             "per_call": per_call,
             "native": native.stats.json(),
+            "rss_idle_fresh": memory[0].map(|m| m.json()),
+            "rss_idle_reused": memory[1].map(|m| m.json()),
             "peer": args.peer,
             "peer_ratios": peer_ratios.iter().map(|(language, ours, theirs)| json!({
                 "language": language, "palisade_p50_us": ours, "peer_p50_us": theirs,
@@ -283,7 +294,7 @@ fn per_call(
     scratch: &Scratch,
     plugins: &[(&str, PathBuf)],
     args: &LanguageArgs,
-) -> Result<(Vec<Row>, Row)> {
+) -> Result<(Vec<Row>, Row, [Option<RssMakeUp>; 2])> {
     let fresh = scratch.0.join("all.toml");
     std::fs::write(&fresh, bench_config(plugins)?)?;
     let reused = scratch.0.join("reused.toml");
@@ -350,6 +361,13 @@ fn per_call(
             }
         }
     }
+    // Memory with the interpreted examples loaded and used, once idle (past the allocator's
+    // trim): fresh instances, and with reuse (one instance of each kept for the client).
+    std::thread::sleep(Duration::from_millis(2500));
+    let memory = [
+        RssMakeUp::of(servers[0].pid(), &cache, palisade),
+        RssMakeUp::of(servers[1].pid(), &cache, palisade),
+    ];
     for server in servers {
         server.stop();
     }
@@ -362,7 +380,7 @@ fn per_call(
         })
         .collect();
     let native = rows.pop().context("no samples")?;
-    Ok((rows, native))
+    Ok((rows, native, memory))
 }
 
 /// For each language the peer was measured in: Palisade's p50 (fresh instances) and the peer's.

@@ -143,3 +143,74 @@ pub fn cpu_ns(pid: u32) -> u64 {
         })
         .sum()
 }
+
+/// What a process's resident memory is made of (Linux: /proc/PID/smaps), in bytes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RssMakeUp {
+    /// Everything resident.
+    pub total: u64,
+    /// Compiled plugins: mappings of files in the compile cache. Clean pages of the page
+    /// cache: the kernel takes them back under memory pressure and reads them again on use.
+    pub plugin_code: u64,
+    /// The server's own executable.
+    pub server_binary: u64,
+    /// Anonymous memory: the heap, stacks, instances' memories.
+    pub anonymous: u64,
+    /// Everything else (shared libraries, memory images).
+    pub other: u64,
+}
+
+impl RssMakeUp {
+    /// Reads the make-up of process `pid`, whose compile cache is `cache` and executable `binary`.
+    pub fn of(pid: u32, cache: &std::path::Path, binary: &std::path::Path) -> Option<RssMakeUp> {
+        let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).ok()?;
+        let cache = cache.to_string_lossy();
+        let binary = binary.to_string_lossy();
+        let mut makeup = RssMakeUp::default();
+        let mut path = String::new();
+        for line in smaps.lines() {
+            let mut fields = line.split_whitespace();
+            let Some(first) = fields.next() else {
+                continue;
+            };
+            if let Some(kib) = first.strip_prefix("Rss:").map(|_| fields.next()) {
+                let bytes = kib.and_then(|k| k.parse::<u64>().ok()).unwrap_or(0) * 1024;
+                makeup.total += bytes;
+                let kind = if path.starts_with(&*cache) {
+                    &mut makeup.plugin_code
+                } else if path == *binary {
+                    &mut makeup.server_binary
+                } else if path.is_empty() || path.starts_with('[') {
+                    &mut makeup.anonymous
+                } else {
+                    &mut makeup.other
+                };
+                *kind += bytes;
+            } else if first.contains('-')
+                && first.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+            {
+                // A mapping's header: address perms offset dev inode [path].
+                path = fields.nth(4).unwrap_or("").to_string();
+            }
+        }
+        Some(makeup)
+    }
+
+    pub fn describe(&self) -> String {
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
+        format!(
+            "{:.1} MiB: compiled plugins {:.1}, server binary {:.1}, anonymous (heap, stacks, instances) {:.1}, other {:.1}",
+            mib(self.total),
+            mib(self.plugin_code),
+            mib(self.server_binary),
+            mib(self.anonymous),
+            mib(self.other)
+        )
+    }
+
+    pub fn json(&self) -> Value {
+        json!({"total": self.total, "plugin_code": self.plugin_code,
+               "server_binary": self.server_binary, "anonymous": self.anonymous,
+               "other": self.other})
+    }
+}

@@ -8,7 +8,11 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
 use crate::http::{self, HttpClient, HttpServer, Mode};
-use crate::measure::{RssPeak, Scratch, Stats, cpu_ns, median, ms, rss_bytes};
+use crate::measure::{RssMakeUp, RssPeak, Scratch, Stats, cpu_ns, median, ms, rss_bytes};
+
+/// How long a server is left alone before its idle memory is read: past the allocator's trim,
+/// which looks every 2 s.
+const IDLE_SETTLE: Duration = Duration::from_millis(2500);
 use crate::stdio::{Call, Expect, StdioServer};
 use crate::{attack, bench_config, fuel, server_binary, startup};
 
@@ -216,9 +220,10 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
             let (elapsed, server) = startup::time_to_first_list(&palisade, &config, &cache, tools)?;
             warm.push(elapsed);
             if count == most && i == 0 {
-                // Idle: loaded, listed, nothing running.
-                std::thread::sleep(Duration::from_millis(500));
-                idle_rss = rss_bytes(server.pid());
+                // Idle: loaded, listed, nothing running, and past the allocator's trim (every
+                // 2 s) of what loading freed.
+                std::thread::sleep(IDLE_SETTLE);
+                idle_rss = RssMakeUp::of(server.pid(), &cache, &palisade);
             }
             server.stop();
         }
@@ -238,7 +243,6 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let http_idle_rss = rss_bytes(http.pid());
     let mut load_rss = 0;
     for mode in [Mode::Session, Mode::Stateless] {
         for clients in [1, CONCURRENCY] {
@@ -278,6 +282,9 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
             }
         }
     }
+    // Idle again once the clients are gone (the server gives freed memory back).
+    std::thread::sleep(IDLE_SETTLE);
+    let http_idle_rss = rss_bytes(http.pid());
     drop(http);
 
     eprintln!("under attack ...");
@@ -360,7 +367,7 @@ struct Report {
     /// a warm one, to the first whole tools/list.
     starts: Vec<(usize, startup::AllReady, Duration)>,
     most: usize,
-    idle_rss: Option<u64>,
+    idle_rss: Option<RssMakeUp>,
     http_idle_rss: Option<u64>,
     load_rss: u64,
     attack: attack::UnderAttack,
@@ -386,9 +393,9 @@ impl Report {
             .find(|l| l.label == "stdio" && l.clients == 1)
         {
             targets.push(Target {
-                what: "stdio tools/call p50 <= 1.5x native".into(),
+                what: "stdio tools/call p50 <= 1.25x native".into(),
                 measured: format!("{:.2}x", stdio.p50_ratio()),
-                met: stdio.p50_ratio() <= 1.5,
+                met: stdio.p50_ratio() <= 1.25,
             });
         }
         for l in self
@@ -416,9 +423,9 @@ impl Report {
         }
         if let Some(rss) = self.idle_rss.filter(|_| self.most >= 50) {
             targets.push(Target {
-                what: format!("RSS idle with {} plugins < 60 MB", self.most),
-                measured: format!("{:.1} MiB", mib(rss)),
-                met: rss < 60 << 20,
+                what: format!("RSS idle with {} plugins < 50 MiB", self.most),
+                measured: format!("{:.1} MiB", mib(rss.total)),
+                met: rss.total < 50 << 20,
             });
         }
         targets.push(Target {
@@ -523,14 +530,14 @@ impl Report {
         println!("\nresident memory");
         if let Some(rss) = self.idle_rss {
             println!(
-                "idle, {} plugins loaded (stdio): {:.1} MiB",
+                "idle, {} plugins loaded (stdio): {}",
                 self.most,
-                mib(rss)
+                rss.describe()
             );
         }
         if let Some(rss) = self.http_idle_rss {
             println!(
-                "idle, {} plugins loaded (HTTP): {:.1} MiB",
+                "idle after the HTTP load, {} plugins loaded: {:.1} MiB",
                 self.most,
                 mib(rss)
             );
@@ -576,7 +583,8 @@ impl Report {
             })).collect::<Vec<_>>(),
             "rss_bytes": {
                 "plugins": self.most,
-                "idle_stdio": self.idle_rss,
+                "idle_stdio": self.idle_rss.map(|r| r.total),
+                "idle_stdio_make_up": self.idle_rss.map(|r| r.json()),
                 "idle_http": self.http_idle_rss,
                 "peak_http_16_clients": self.load_rss,
             },
