@@ -117,7 +117,11 @@ fn the_benchmark_suite_reports_every_measurement() {
         .unwrap()
         .iter()
         .map(|s| {
-            positive(&s["empty_cache_ms"], "empty cache start");
+            positive(&s["empty_cache_initialize_ms"], "empty cache initialize");
+            positive(
+                &s["empty_cache_all_ready_ms"],
+                "empty cache, every plugin ready",
+            );
             positive(&s["warm_cache_ms"], "warm cache start");
             s["plugins"].as_u64().unwrap()
         })
@@ -126,6 +130,16 @@ fn the_benchmark_suite_reports_every_measurement() {
     for field in ["idle_stdio", "idle_http", "peak_http_16_clients"] {
         positive(&report["rss_bytes"][field], field);
     }
+    // What the idle memory is made of: the kinds add up to the whole.
+    let makeup = &report["rss_bytes"]["idle_stdio_make_up"];
+    for kind in ["plugin_code", "server_binary", "anonymous"] {
+        positive(&makeup[kind], kind);
+    }
+    let kinds: u64 = ["plugin_code", "server_binary", "anonymous", "other"]
+        .iter()
+        .map(|k| makeup[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(kinds, makeup["total"].as_u64().unwrap(), "{makeup}");
     positive(
         &report["under_attack"]["quiet"]["p50_us"],
         "quiet p50 before the attacks",
@@ -137,4 +151,96 @@ fn the_benchmark_suite_reports_every_measurement() {
         positive(&attack["attack_calls"], "attack calls made");
     }
     assert!(!report["targets"].as_array().unwrap().is_empty());
+}
+
+/// `palisade-bench languages` runs end to end, with another MCP server as its peer (here
+/// Palisade itself, serving the Rust example), and reports every row it promises.
+#[test]
+fn the_languages_benchmark_reports_every_row_and_the_peer() {
+    let palisade = palisade_bin();
+    let bench = palisade.with_file_name("palisade-bench");
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("languages.json");
+    let peer_config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.hello]\npath = {}\n",
+            toml_str(&plugin_arg("hello"))
+        ),
+    );
+    let peer = format!(
+        "RUST_LOG=warn {} serve --no-watch --config {} --cache-dir {}",
+        path_str(&palisade),
+        path_str(&peer_config),
+        path_str(&dir.path().join("peer-cache"))
+    );
+    let output = Command::new(&bench)
+        .args([
+            "languages",
+            "--calls",
+            "20",
+            "--warmup",
+            "2",
+            "--starts",
+            "1",
+        ])
+        .args([
+            "--many",
+            "2",
+            "--peer",
+            &peer,
+            "--peer-tool",
+            "Rust=hello_greet",
+        ])
+        .arg("--plugin-dir")
+        .arg(plugin_path("hello").parent().unwrap())
+        .arg("--json")
+        .arg(&json_path)
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "palisade-bench languages failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for heading in [
+        "start-up",
+        "per call",
+        "resident memory",
+        "against the peer",
+    ] {
+        assert!(stdout.contains(heading), "no `{heading}` in:\n{stdout}");
+    }
+    let report: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    let labels: Vec<&str> = report["per_call"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Rust",
+            "Python",
+            "JavaScript",
+            "Rust, reused",
+            "Python, reused",
+            "JavaScript, reused",
+            "peer Rust"
+        ]
+    );
+    let ratios = report["peer_ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 1, "{ratios:?}");
+    assert_eq!(ratios[0]["language"], "Rust");
+    assert!(ratios[0]["peer_p50_us"].as_f64().unwrap() > 0.0);
+    assert!(
+        report["many_plugins"]["empty_all_called_ms"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(report["rss_idle_reused"]["plugin_code"].as_u64().unwrap() > 0);
 }

@@ -71,7 +71,7 @@ fn time_to_first_call(palisade: &Path, config: &Path, cache: &Path, tool: &str) 
     let started = Instant::now();
     let mut server = StdioServer::start(palisade, config, cache)?;
     let initialized = started.elapsed();
-    server.call(&Call::greet(tool))?;
+    server.call_when_ready(&Call::greet(tool))?;
     let called = started.elapsed();
     server.stop();
     Ok(Start {
@@ -307,7 +307,7 @@ fn per_call(
     // compiling at once would share the cores, and wait past a call's timeout.
     let mut first = StdioServer::start(palisade, &fresh, &cache)?;
     for (_, name, _) in LANGUAGES {
-        first.call(&Call::greet(&format!("{name}_greet")))?;
+        first.call_when_ready(&Call::greet(&format!("{name}_greet")))?;
     }
     let mut servers = vec![first, StdioServer::start(palisade, &reused, &cache)?];
     let greet = |server: usize, tool: &str| Target {

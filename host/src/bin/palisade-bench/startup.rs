@@ -90,7 +90,7 @@ pub fn time_to_all_called(
     let mut server = StdioServer::start(palisade, config, cache)?;
     let initialized = started.elapsed();
     for name in names {
-        server.call(&Call::greet(&format!("{name}_greet")))?;
+        server.call_when_ready(&Call::greet(&format!("{name}_greet")))?;
     }
     let called = started.elapsed();
     server.stop();

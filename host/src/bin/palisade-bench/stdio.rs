@@ -69,6 +69,9 @@ pub fn serve_command(palisade: &Path, config: &Path, cache: &Path) -> Command {
     command
 }
 
+/// How long [`StdioServer::call_when_ready`] waits for a plugin still loading.
+const LOADING_PATIENCE: Duration = Duration::from_secs(600);
+
 /// The benchmark's server over stdio, in a 2025-11-25 session.
 pub struct StdioServer {
     child: Child,
@@ -174,6 +177,25 @@ impl StdioServer {
         let elapsed = started.elapsed();
         call.check(&result)?;
         Ok(elapsed)
+    }
+
+    /// One `tools/call`, checked, made again while the plugin is still loading: on a slow or
+    /// busy machine a compile can outlast the call's `timeout_ms`, which the call waits at
+    /// most. Its time until answered.
+    pub fn call_when_ready(&mut self, call: &Call) -> Result<Duration> {
+        let started = Instant::now();
+        loop {
+            let result = self.request("tools/call", call.params())?;
+            let loading = result["isError"] == json!(true)
+                && result["content"][0]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("is still loading"));
+            if !loading || started.elapsed() > LOADING_PATIENCE {
+                call.check(&result)?;
+                return Ok(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 
     /// One `tools/call` that must answer without an error, whatever its text (another server's
