@@ -7,10 +7,10 @@ use std::process::Command;
 use palisade_tests::*;
 use serde_json::Value;
 
-#[test]
-fn the_benchmark_suite_reports_every_measurement() {
-    let palisade = palisade_bin();
-    let bench = palisade.with_file_name("palisade-bench");
+/// Runs `palisade-bench ARGS --plugin-dir target/plugins --json FILE`, checks it succeeded and
+/// printed every heading of `headings`; its report.
+fn run_bench(args: &[&str], headings: &[&str]) -> Value {
+    let bench = palisade_bin().with_file_name("palisade-bench");
     assert!(
         bench.is_file(),
         "{} is missing: cargo build --workspace",
@@ -19,15 +19,7 @@ fn the_benchmark_suite_reports_every_measurement() {
     let dir = tempfile::tempdir().unwrap();
     let json_path = dir.path().join("bench.json");
     let output = Command::new(&bench)
-        .arg("--quick")
-        .args([
-            "--plugins",
-            "1,3",
-            "--primes-below",
-            "20000",
-            "--calls",
-            "64",
-        ])
+        .args(args)
         .arg("--plugin-dir")
         .arg(plugin_path("hello").parent().unwrap())
         .arg("--json")
@@ -38,22 +30,37 @@ fn the_benchmark_suite_reports_every_measurement() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "palisade-bench failed:\n{stdout}\n{}",
+        "palisade-bench {args:?} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    for heading in [
-        "tools/call of a trivial tool",
-        "large payloads",
-        "start-up",
-        "resident memory",
-        "fuel metering",
-        "under attack",
-        "targets",
-    ] {
+    for heading in headings {
         assert!(stdout.contains(heading), "no `{heading}` in:\n{stdout}");
     }
+    serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap()
+}
 
-    let report: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+#[test]
+fn the_benchmark_suite_reports_every_measurement() {
+    let report = run_bench(
+        &[
+            "--quick",
+            "--plugins",
+            "1,3",
+            "--primes-below",
+            "20000",
+            "--calls",
+            "64",
+        ],
+        &[
+            "tools/call of a trivial tool",
+            "large payloads",
+            "start-up",
+            "resident memory",
+            "fuel metering",
+            "under attack",
+            "targets",
+        ],
+    );
     let loops = report["loops"].as_array().unwrap();
     let names: Vec<(String, u64)> = loops
         .iter()
@@ -158,9 +165,7 @@ fn the_benchmark_suite_reports_every_measurement() {
 #[test]
 fn the_languages_benchmark_reports_every_row_and_the_peer() {
     let palisade = palisade_bin();
-    let bench = palisade.with_file_name("palisade-bench");
     let dir = tempfile::tempdir().unwrap();
-    let json_path = dir.path().join("languages.json");
     let peer_config = config_file(
         dir.path(),
         &format!(
@@ -174,8 +179,8 @@ fn the_languages_benchmark_reports_every_row_and_the_peer() {
         path_str(&peer_config),
         path_str(&dir.path().join("peer-cache"))
     );
-    let output = Command::new(&bench)
-        .args([
+    let report = run_bench(
+        &[
             "languages",
             "--calls",
             "20",
@@ -183,37 +188,20 @@ fn the_languages_benchmark_reports_every_row_and_the_peer() {
             "2",
             "--starts",
             "1",
-        ])
-        .args([
             "--many",
             "2",
             "--peer",
             &peer,
             "--peer-tool",
             "Rust=hello_greet",
-        ])
-        .arg("--plugin-dir")
-        .arg(plugin_path("hello").parent().unwrap())
-        .arg("--json")
-        .arg(&json_path)
-        .current_dir(repo_root())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "palisade-bench languages failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        ],
+        &[
+            "start-up",
+            "per call",
+            "resident memory",
+            "against the peer",
+        ],
     );
-    for heading in [
-        "start-up",
-        "per call",
-        "resident memory",
-        "against the peer",
-    ] {
-        assert!(stdout.contains(heading), "no `{heading}` in:\n{stdout}");
-    }
-    let report: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
     let labels: Vec<&str> = report["per_call"]
         .as_array()
         .unwrap()
