@@ -228,14 +228,36 @@ impl Server {
     /// Waits (bounded) until stderr contains `needle`; returns whether it did.
     pub fn wait_for_stderr(&self, needle: &str, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
+        let mut exited_at: Option<Instant> = None;
         loop {
             if self.stderr().contains(needle) {
                 return true;
             }
-            if Instant::now() >= deadline {
+            // A server that exited (a refused configuration) prints nothing more: give its
+            // last output a moment to be read, rather than wait out the whole timeout.
+            if exited_at.is_none() && self.has_exited() {
+                exited_at = Some(Instant::now());
+            }
+            let gave_up = exited_at.is_some_and(|at| at.elapsed() > Duration::from_millis(500));
+            if Instant::now() >= deadline || gave_up {
                 return false;
             }
             thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Whether the server process has ended (a zombie not yet waited for counts). Linux reads
+    /// /proc; elsewhere this says no and waits fall back to their timeouts.
+    fn has_exited(&self) -> bool {
+        if !cfg!(target_os = "linux") {
+            return false;
+        }
+        match std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())) {
+            // "PID (comm) STATE ...": the state follows the last ')'.
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+            Err(_) => true,
         }
     }
 

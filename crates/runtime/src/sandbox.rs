@@ -363,6 +363,7 @@ impl OutputCapture {
     }
 
     /// Logs what is left of the last line and a note of what was dropped; returns the tail.
+    /// The next call of a kept instance (`reuse`) starts with its own allowance and tail.
     pub fn finish(&self) -> String {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if !state.line.is_empty() {
@@ -379,7 +380,8 @@ impl OutputCapture {
             );
             state.dropped = 0;
         }
-        let tail: Vec<u8> = state.tail.iter().copied().collect();
+        state.logged = 0;
+        let tail: Vec<u8> = state.tail.drain(..).collect();
         self.redactor
             .redact(&String::from_utf8_lossy(&tail))
             .into_owned()
@@ -533,10 +535,23 @@ mod tests {
         let big = vec![b'x'; MAX_LOGGED_BYTES * 2];
         capture.write(&big);
         capture.write(b"\nlast words\n");
+        assert!(capture.state.lock().unwrap().logged <= MAX_LOGGED_BYTES);
         let tail = capture.finish();
         assert!(tail.ends_with("last words\n"));
         assert!(tail.len() <= TAIL_BYTES);
-        assert!(capture.state.lock().unwrap().logged <= MAX_LOGGED_BYTES);
+    }
+
+    #[test]
+    fn each_call_of_a_kept_instance_has_its_own_allowance_and_tail() {
+        let capture = OutputCapture::new("t".into(), "stderr", Redactor::default());
+        capture.write(&vec![b'x'; MAX_LOGGED_BYTES * 2]);
+        capture.write(b"\nfirst call\n");
+        capture.finish();
+        capture.write(b"second call\n");
+        let state = capture.state.lock().unwrap();
+        assert_eq!(state.logged, "second call\n".len(), "logged, not dropped");
+        drop(state);
+        assert_eq!(capture.finish(), "second call\n");
     }
 
     fn tempdir(sub: &str) -> PathBuf {
