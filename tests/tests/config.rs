@@ -233,6 +233,12 @@ fn a_granted_directory_that_vanishes_is_a_host_failure_not_a_crash() {
         .nth(1)
         .and_then(|rest| rest.split(';').next())
         .unwrap_or_default();
+    // The log is read on a thread of its own: the line may come a moment after the answer.
+    assert!(
+        !incident.is_empty() && s.wait_for_stderr(incident, secs(10)),
+        "no incident {incident:?} in the log:\n{}",
+        s.stderr()
+    );
     let log = s.stderr();
     assert!(
         log.lines()
