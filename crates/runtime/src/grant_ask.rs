@@ -183,6 +183,11 @@ struct Answered {
 }
 
 impl CallAsks {
+    /// The call's clock: its deadline, moved by the time questions take.
+    pub(crate) fn clock(&self) -> &Arc<CallClock> {
+        &self.clock
+    }
+
     pub(crate) fn new(
         plugin: Arc<str>,
         ask: bool,

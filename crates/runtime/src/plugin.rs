@@ -860,7 +860,7 @@ impl Plugin {
         );
         store.limiter(|state| &mut state.limiter);
         store.epoch_deadline_callback(move |store| {
-            if Instant::now() >= store.data().clock.deadline() {
+            if Instant::now() >= store.data().asks.clock().deadline() {
                 Err(wasmtime::Error::new(LimitExceeded::Time {
                     limit_ms: limits.timeout_ms,
                 }))

@@ -34,8 +34,6 @@ pub struct StoreState {
     /// Hosts and variables the plugin asks for beyond its grants, during this call.
     pub(super) asks: Arc<CallAsks>,
     pub(super) call: CallContext,
-    /// When the call must end.
-    pub(super) clock: Arc<CallClock>,
     /// The plugin's key-value store, when granted.
     pub(super) keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
 }
@@ -101,7 +99,6 @@ impl StoreState {
             grants,
             asks,
             call,
-            clock,
             keyvalue,
         }
     }
@@ -111,7 +108,6 @@ impl StoreState {
     pub(super) fn begin_call(&mut self, call: CallContext, ask: bool, clock: Arc<CallClock>) {
         (self.asks, self.network) = call_policies(&self.plugin, &self.grants, &call, ask, &clock);
         self.call = call;
-        self.clock = clock;
         self.host_log_bytes = 0;
         self.side_output = 0;
         self.asked = 0;
@@ -120,7 +116,8 @@ impl StoreState {
     /// Lets go of the call's context (its event sender, its client channel), so the protocol
     /// layer sees the call end while the store is kept for the client's next call.
     pub(super) fn end_call(&mut self) {
-        self.begin_call(CallContext::default(), false, self.clock.clone());
+        let clock = self.asks.clock().clone();
+        self.begin_call(CallContext::default(), false, clock);
     }
 
     /// Linear memory the instance holds, across its memories.
