@@ -20,11 +20,14 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::config::{AuditArguments, AuditConfig};
+use crate::oauth::OAuthSubject;
 
 /// One call, as the audit log records it.
 pub struct AuditRecord<'a> {
     /// Who called: a token's name, `stdio`, or an anonymous client's address.
     pub client: &'a str,
+    /// Who the caller's OAuth access token speaks for, when it had one.
+    pub oauth: Option<&'a OAuthSubject>,
     /// `None` when the tool is unknown to this client.
     pub plugin: Option<&'a str>,
     /// The public name the client called.
@@ -125,6 +128,12 @@ impl AuditLog {
         });
         if let (Some(detail), Some(map)) = (record.detail, line.as_object_mut()) {
             map.insert("detail".into(), detail.into());
+        }
+        if let (Some(who), Some(map)) = (record.oauth, line.as_object_mut()) {
+            map.insert("subject".into(), who.subject.clone().into());
+            if let Some(client_id) = &who.client_id {
+                map.insert("client_id".into(), client_id.clone().into());
+            }
         }
         if let (Value::Object(map), Value::Object(args)) = (&mut line, arguments) {
             map.extend(args);
@@ -240,6 +249,7 @@ mod tests {
     fn record<'a>(args: &'a Value) -> AuditRecord<'a> {
         AuditRecord {
             client: "alice",
+            oauth: None,
             plugin: Some("files"),
             tool: "files_read_file",
             arguments: args,

@@ -55,6 +55,7 @@ pub mod grants;
 pub mod inspect;
 pub mod mcp;
 pub mod memory;
+pub mod oauth;
 pub mod pin;
 pub mod plugin_commands;
 pub mod reload;

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use globset::{Glob, GlobMatcher};
 use sha2::{Digest, Sha256};
 
+use crate::oauth::{OAuthSettings, OAuthSubject};
+
 /// The scope that grants everything; the default over stdio.
 pub const ALL: &str = "all";
 
@@ -75,6 +77,24 @@ impl Scope {
         })
     }
 
+    /// Everything any of `scopes` allows, named after them (`a+b`); nothing when empty. The
+    /// compiled patterns are shared, not built again.
+    pub fn union(scopes: &[&Arc<Scope>]) -> Scope {
+        let name = match scopes.len() {
+            0 => "(none)".to_string(),
+            _ => scopes
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
+        };
+        Scope {
+            name,
+            entries: scopes.iter().flat_map(|s| s.entries.clone()).collect(),
+            patterns: scopes.iter().flat_map(|s| s.patterns.clone()).collect(),
+        }
+    }
+
     /// Whether the tool or prompt `item` (the plugin's own name) of `plugin` is in scope.
     pub fn allows_item(&self, plugin: &str, item: &str) -> bool {
         self.patterns
@@ -100,6 +120,8 @@ pub struct Identity {
     pub scope: Arc<Scope>,
     /// Whether the identity was proven by a token.
     pub authenticated: bool,
+    /// Who an OAuth access token speaks for, when one was presented.
+    pub oauth: Option<Arc<OAuthSubject>>,
 }
 
 impl Identity {
@@ -109,6 +131,7 @@ impl Identity {
             client: "anonymous".into(),
             scope: Scope::shared_all(),
             authenticated: false,
+            oauth: None,
         }
     }
 }
@@ -131,6 +154,8 @@ pub struct AccessConfig {
     pub tokens: Vec<Token>,
     /// What a client over stdio may use (the operator's own scope).
     pub stdio_scope: Arc<Scope>,
+    /// OAuth access tokens from a trusted issuer, beside the static tokens.
+    pub oauth: Option<OAuthSettings>,
 }
 
 impl Default for AccessConfig {
@@ -138,6 +163,7 @@ impl Default for AccessConfig {
         AccessConfig {
             tokens: Vec::new(),
             stdio_scope: Arc::new(Scope::all()),
+            oauth: None,
         }
     }
 }
@@ -152,12 +178,19 @@ impl AccessConfig {
                 .map(|t| (t.name.clone(), t.sha256, scope(&t.scope)))
                 .collect()
         };
-        tokens(self) == tokens(other) && scope(&self.stdio_scope) == scope(&other.stdio_scope)
+        let oauth = match (&self.oauth, &other.oauth) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.same_as(b),
+            _ => false,
+        };
+        tokens(self) == tokens(other)
+            && scope(&self.stdio_scope) == scope(&other.stdio_scope)
+            && oauth
     }
 
-    /// Whether HTTP clients must present a token.
+    /// Whether HTTP clients must present a token (a static one, or an OAuth access token).
     pub fn tokens_required(&self) -> bool {
-        !self.tokens.is_empty()
+        !self.tokens.is_empty() || self.oauth.is_some()
     }
 
     /// The identity behind `bearer`, if it is one of the configured tokens.
@@ -171,6 +204,7 @@ impl AccessConfig {
                 client: t.name.as_str().into(),
                 scope: t.scope.clone(),
                 authenticated: true,
+                oauth: None,
             })
     }
 
@@ -180,6 +214,7 @@ impl AccessConfig {
             client: "stdio".into(),
             scope: self.stdio_scope.clone(),
             authenticated: false,
+            oauth: None,
         }
     }
 }

@@ -90,6 +90,45 @@ pub struct AuthSection {
     /// `[[auth.tokens]]`.
     #[serde(default)]
     pub tokens: Vec<TokenSection>,
+    /// `[auth.oauth]`: access tokens from an OAuth 2.1 / OpenID provider.
+    pub oauth: Option<OAuthSection>,
+}
+
+/// `[auth.oauth]`: this server as an OAuth 2.1 resource server (the MCP authorization
+/// specification): the issuer it trusts, the resource it is, and what token scopes grant.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthSection {
+    /// The authorization server's issuer URL, exactly as its tokens' `iss` claim has it.
+    pub issuer: String,
+    /// This server's canonical URL (RFC 8707), every token's audience must name it (default
+    /// `http://LISTEN/mcp` when listening on loopback).
+    pub resource: Option<String>,
+    /// Signature algorithms accepted (default RS256, RS384, RS512, PS256, PS384, PS512, ES256,
+    /// ES384, EdDSA).
+    pub algorithms: Option<Vec<String>>,
+    /// Seconds a token's `exp` and `nbf` may be off by (default 60).
+    pub clock_skew_s: Option<u64>,
+    /// The claim holding the token's scopes (default `scope`, else `scp`).
+    pub scope_claim: Option<String>,
+    /// Which Palisade scope each OAuth scope grants: `"OAUTH-SCOPE" = "PALISADE-SCOPE"`.
+    #[serde(default)]
+    pub scopes: BTreeMap<String, String>,
+    /// Scopes granted by other claims (a group, a role).
+    #[serde(default)]
+    pub rules: Vec<ClaimRuleSection>,
+}
+
+/// `[[auth.oauth.rules]]`: a token whose `claim` is, or contains, `equals` gets `scope`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimRuleSection {
+    /// The claim's name; `a.b` reaches into an object when no claim is named `a.b` itself.
+    pub claim: String,
+    /// The value it must be, or contain when it is a list.
+    pub equals: String,
+    /// The Palisade scope granted.
+    pub scope: String,
 }
 
 /// `[[auth.tokens]]`: one token, given as exactly one of `sha256`, `file` or `env`.

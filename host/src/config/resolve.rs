@@ -854,9 +854,14 @@ fn resolve_access(auth: AuthSection, base: &Path) -> Result<AccessConfig, String
             scope: find(&t.scope, &format!("{at}: scope"))?,
         });
     }
+    let oauth = auth
+        .oauth
+        .map(|section| crate::oauth::OAuthSettings::resolve(section, &find))
+        .transpose()?;
     Ok(AccessConfig {
         tokens,
         stdio_scope,
+        oauth,
     })
 }
 

@@ -492,7 +492,8 @@ fn same_host_redirects(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redi
 }
 
 /// rustls needs one process-wide crypto provider; ring is already in the tree (wasmtime-wasi-http).
-fn install_crypto() {
+/// Every HTTPS client of the server (sources, the OAuth provider) calls this first.
+pub fn install_crypto() {
     // Err only when one is installed already, which is what we want.
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

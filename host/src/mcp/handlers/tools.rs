@@ -248,6 +248,7 @@ impl Drop for AuditEntry<'_> {
         let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
         log.record(&AuditRecord {
             client: &self.session.caller,
+            oauth: self.session.identity.oauth.as_deref(),
             plugin: self.plugin.as_deref(),
             tool: self.tool,
             arguments: self.arguments,

@@ -13,9 +13,10 @@ use axum::extract::{ConnectInfo, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse as _, Response};
-use futures_util::future::{Either, Ready, ready};
+use futures_util::future::{BoxFuture, Either, Ready, ready};
 use tower::{Layer, Service};
 
+use super::auth::Checked;
 use super::error::HttpError;
 use super::guard::Refused;
 use super::{AppState, auth, http_error};
@@ -32,16 +33,24 @@ pub(super) struct Caller(pub Identity);
 ///
 /// A client without a token is named by its address (`anonymous@127.0.0.1`): its rate limits
 /// and session count follow the address, so opening new sessions does not reset them.
-fn check(state: &AppState, request: &Request) -> Result<Identity, HttpError> {
+fn check(state: &AppState, request: &Request, keys_fetched: bool) -> Checked {
     let headers = request.headers();
     let allow = &state.options.allow;
     let forbidden = |Refused(why)| {
         tracing::warn!("HTTP request refused: {why}");
-        http_error(StatusCode::FORBIDDEN, INVALID_REQUEST, why)
+        Checked::Refuse(http_error(StatusCode::FORBIDDEN, INVALID_REQUEST, why))
     };
-    allow.check_host(headers).map_err(forbidden)?;
-    allow.check_origin(headers).map_err(forbidden)?;
-    let mut identity = auth::authenticate(&state.server, headers)?;
+    if let Err(refused) = allow
+        .check_host(headers)
+        .and_then(|()| allow.check_origin(headers))
+    {
+        return forbidden(refused);
+    }
+    let mut identity =
+        match auth::authenticate(&state.server, state.oauth.as_deref(), headers, keys_fetched) {
+            Checked::Pass(identity) => identity,
+            other => return other,
+        };
     if !identity.authenticated {
         // The accept loop (conn.rs) gives every request its peer's address.
         identity.client = match request.extensions().get::<ConnectInfo<SocketAddr>>() {
@@ -50,7 +59,7 @@ fn check(state: &AppState, request: &Request) -> Result<Identity, HttpError> {
         }
         .into();
     }
-    Ok(identity)
+    Checked::Pass(identity)
 }
 
 /// The layer that puts [`CheckCaller`] around each route.
@@ -75,25 +84,57 @@ pub(super) struct CheckCaller<S> {
     state: Arc<AppState>,
 }
 
+/// The answer of a request that waits for the issuer's keys (rare: after the provider rotated
+/// them), boxed; every other request answers synchronously or goes straight to its route.
+type AfterKeys<E> = BoxFuture<'static, Result<Response, E>>;
+
 impl<S> Service<Request> for CheckCaller<S>
 where
-    S: Service<Request, Response = Response>,
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send,
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = Either<Ready<Result<Response, S::Error>>, S::Future>;
+    type Future = Either<Ready<Result<Response, S::Error>>, Either<S::Future, AfterKeys<S::Error>>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, mut request: Request) -> Self::Future {
-        match check(&self.state, &request) {
-            Ok(identity) => {
+        match check(&self.state, &request, false) {
+            Checked::Pass(identity) => {
                 request.extensions_mut().insert(Caller(identity));
-                Either::Right(self.inner.call(request))
+                Either::Right(Either::Left(self.inner.call(request)))
             }
-            Err(refused) => Either::Left(ready(Ok(refused.into_response()))),
+            Checked::Refuse(refused) => Either::Left(ready(Ok(refused.into_response()))),
+            Checked::FetchKeys => {
+                // The service that was made ready goes with the request (tower's rule); a clone
+                // stays for the next one.
+                let fresh = self.inner.clone();
+                let mut inner = std::mem::replace(&mut self.inner, fresh);
+                let state = self.state.clone();
+                Either::Right(Either::Right(Box::pin(async move {
+                    if let Some(oauth) = &state.oauth
+                        && let Err(e) = oauth.refresh_keys(false).await
+                    {
+                        tracing::warn!("cannot fetch the OAuth issuer's keys: {e:#}");
+                    }
+                    match check(&state, &request, true) {
+                        Checked::Pass(identity) => {
+                            request.extensions_mut().insert(Caller(identity));
+                            inner.call(request).await
+                        }
+                        Checked::Refuse(refused) => Ok(refused.into_response()),
+                        Checked::FetchKeys => Ok(http_error(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            INTERNAL_ERROR,
+                            "the token's key could not be looked up",
+                        )
+                        .into_response()),
+                    }
+                })))
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ mod caller;
 pub mod conn;
 mod error;
 pub mod guard;
+mod resource_server;
 mod sessions;
 mod sse;
 mod sse_2024;
@@ -37,6 +38,7 @@ use crate::mcp::jsonrpc::Incoming;
 use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Accepted, Server, Session, batch_responses};
+use crate::oauth::OAuth;
 use caller::Caller;
 use error::HttpError;
 use guard::{AllowList, Refused};
@@ -77,6 +79,8 @@ struct AppState {
     sse_2024: Mutex<HashMap<String, Arc<sse_2024::Sse2024Session>>>,
     /// Bytes of replay history all sessions keep.
     history: ServerHistory,
+    /// OAuth access tokens, with `[auth.oauth]`.
+    oauth: Option<Arc<OAuth>>,
 }
 
 /// Serves MCP over HTTP until the process ends.
@@ -86,12 +90,17 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let address = listener.local_addr()?;
     let state_server_requires_tokens = server.access.tokens_required();
+    let oauth = match &server.access.oauth {
+        Some(settings) => Some(resource_server::start(settings, address)?),
+        None => None,
+    };
     let state = Arc::new(AppState {
         server,
         sessions: Mutex::new(HashMap::new()),
         sse_2024: Mutex::new(HashMap::new()),
         history: ServerHistory::default(),
         options: options.clone(),
+        oauth,
     });
     tokio::spawn(expire_idle_sessions(Arc::downgrade(&state)));
     let app = router(state);
@@ -121,11 +130,24 @@ fn router(state: Arc<AppState>) -> axum::Router {
         // Whatever the page asks to send: `Mcp-Param-{name}` headers are named by the tools.
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers([HeaderName::from_static("mcp-session-id")]);
-    axum::Router::new()
+    let checked = axum::Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .route("/sse", get(sse_2024::open))
         .route("/messages", post(sse_2024::message))
-        .route_layer(caller::CheckCallerLayer(state.clone()))
+        .route_layer(caller::CheckCallerLayer(state.clone()));
+    // Read before a client has a token: how to get one (RFC 9728), at the root and under the
+    // MCP endpoint's path.
+    let public = axum::Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(resource_server::metadata),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/{*path}",
+            get(resource_server::metadata),
+        );
+    checked
+        .merge(public)
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
         // A client sending its body a byte at a time is cut off.
         .layer(RequestBodyTimeoutLayer::new(options.body_timeout))
@@ -140,6 +162,12 @@ async fn post_mcp(
     body: Bytes,
 ) -> Result<Response, HttpError> {
     let value = posted_message(&headers, &body)?;
+    auth::check_step_up(
+        &state.server.catalog(),
+        state.oauth.as_deref(),
+        &identity,
+        &value,
+    )?;
     if stateless::is_stateless(&headers, &value) {
         return Ok(stateless::post(&state.server, &headers, identity, value).await);
     }

@@ -88,6 +88,7 @@ fn app(with_token: bool) -> axum::Router {
         sessions: Mutex::new(HashMap::new()),
         sse_2024: Mutex::new(HashMap::new()),
         history: ServerHistory::default(),
+        oauth: None,
     }))
 }
 

@@ -82,6 +82,12 @@ pub(super) async fn message(
     body: axum::body::Bytes,
 ) -> Result<Response, HttpError> {
     let value = posted_message(&headers, &body)?;
+    super::auth::check_step_up(
+        &state.server.catalog(),
+        state.oauth.as_deref(),
+        &identity,
+        &value,
+    )?;
     let found = lock(&state.sse_2024)
         .get(&query.session_id)
         .filter(|l| l.session.client() == &*identity.client)
