@@ -5,7 +5,7 @@
 //
 //   node oidc_provider.mjs --generate-key KID [--alg RS256|PS256|ES256|ES384|EdDSA] > keys.json
 //   node oidc_provider.mjs --keys keys.json [--keys more.json] --clients clients.json
-//        [--client '{"client_id":...}'] --resource URL [--resource URL2]
+//        [--client '{"client_id":...}'] --resource URL [--resource URL2 | PREFIX*]
 //        [--resource-scopes "a b"] [--port 0 | env OIDC_PORT] [--issuer URL]
 //        [--ttl SECONDS] [--alg RS256]
 //
@@ -81,13 +81,17 @@ const clients = clientDefs.map(({ extra_claims: extra, scope, ...meta }) => {
     response_types: [],
     redirect_uris: [],
     token_endpoint_auth_method: 'client_secret_basic',
+    // The default (RS256) is refused when the provider holds no RSA key.
+    id_token_signed_response_alg: opt.alg,
     ...meta,
     scope: Array.isArray(scope) ? scope.join(' ') : scope ?? '',
   };
 });
 const clientScopes = clients.flatMap((c) => c.scope.split(' ')).filter(Boolean);
 const resourceScopes = opt['resource-scopes'] ?? [...new Set(clientScopes)].join(' ');
-const allowedResources = new Set(opt.resource);
+// A --resource ending in `*` allows every resource it starts (servers on any loopback port).
+const allowed = (resource) =>
+  opt.resource.some((r) => (r.endsWith('*') ? resource.startsWith(r.slice(0, -1)) : resource === r));
 const ttl = Number(opt.ttl);
 
 // Listen first (the port may be 0), then build the provider for that issuer.
@@ -106,7 +110,7 @@ server.listen(Number(opt.port), '127.0.0.1', () => {
         enabled: true,
         // Only the listed resources; each gets JWT access tokens for itself.
         async getResourceServerInfo(ctx, resource) {
-          if (!allowedResources.has(resource)) throw new errors.InvalidTarget(`resource ${resource} is not allowed`);
+          if (!allowed(resource)) throw new errors.InvalidTarget(`resource ${resource} is not allowed`);
           return {
             scope: resourceScopes,
             audience: resource,

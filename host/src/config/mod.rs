@@ -137,6 +137,67 @@ output_kib = 1
     }
 
     #[test]
+    fn oauth_settings_are_checked_and_map_to_scopes() {
+        let base = "[auth.scopes]\nreaders = [\"hello\"]\n[auth.oauth]\n";
+        let config = parse(&format!(
+            "{base}issuer = \"https://id.example.com\"\nalgorithms = [\"ES256\"]\n[auth.oauth.scopes]\n\"tools:read\" = \"readers\"\n"
+        ))
+        .unwrap();
+        assert!(config.access.tokens_required());
+        let oauth = config.access.oauth.as_ref().unwrap();
+        assert_eq!(oauth.algorithms, [jsonwebtoken::Algorithm::ES256]);
+        assert!(oauth.scopes["tools:read"].allows_item("hello", "greet"));
+        let map = "[auth.oauth.scopes]\n\"tools:read\" = \"readers\"\n";
+        for (oauth, needle) in [
+            (
+                "issuer = \"http://id.example.com\"",
+                "must be an https:// URL",
+            ),
+            ("issuer = \"id.example.com\"", "not a URL"),
+            (
+                "issuer = \"https://id.example.com\"\nresource = \"https://m.example.com/mcp#x\"",
+                "no fragment",
+            ),
+            (
+                "issuer = \"https://id.example.com\"\nalgorithms = [\"HS256\"]",
+                "shared-secret",
+            ),
+            (
+                "issuer = \"https://id.example.com\"\nalgorithms = [\"none\"]",
+                "not an algorithm",
+            ),
+            (
+                "issuer = \"https://id.example.com\"\nalgorithms = []",
+                "empty",
+            ),
+            (
+                "issuer = \"https://id.example.com\"\nclock_skew_s = 3600",
+                "clock_skew_s",
+            ),
+        ] {
+            let err = parse(&format!("{base}{oauth}\n{map}"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(needle), "{oauth}: {err}");
+        }
+        let err = parse(&format!("{base}issuer = \"https://id.example.com\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("grants nothing"), "{err}");
+        let err = parse(&format!(
+            "{base}issuer = \"https://id.example.com\"\n[auth.oauth.scopes]\n\"x\" = \"writers\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("not a scope") && err.contains("readers"),
+            "{err}"
+        );
+        // Plain HTTP to a provider on this machine is fine (development, tests).
+        assert!(parse(&format!("{base}issuer = \"http://127.0.0.1:8080\"\n{map}")).is_ok());
+    }
+
+    #[test]
     fn auth_tokens_and_scopes_are_checked() {
         let hash = hex::encode(access::sha256("a-long-enough-token"));
         let config = parse(&format!(

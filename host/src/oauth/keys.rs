@@ -65,8 +65,10 @@ pub struct KeyCache {
     issuer: String,
     http: reqwest::Client,
     keys: RwLock<Arc<KeySet>>,
-    /// When a fetch was last tried (held across the fetch: one at a time).
-    last_try: tokio::sync::Mutex<Option<Instant>>,
+    /// When a token last made the server fetch the keys (held across every fetch: one at a
+    /// time). Scheduled fetches do not count: a provider that rotates its keys just after the
+    /// start is followed at once.
+    last_asked: tokio::sync::Mutex<Option<Instant>>,
     fetched: std::sync::atomic::AtomicBool,
 }
 
@@ -92,7 +94,7 @@ impl KeyCache {
             issuer: issuer.to_string(),
             http,
             keys: RwLock::new(Arc::new(KeySet::default())),
-            last_try: tokio::sync::Mutex::new(None),
+            last_asked: tokio::sync::Mutex::new(None),
             fetched: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -107,14 +109,17 @@ impl KeyCache {
         self.fetched.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    /// Fetches the keys unless a fetch was tried less than `interval` ago; Ok(true) when new
-    /// keys are in place. Concurrent callers wait for the one fetch.
-    pub async fn refresh(&self, interval: Duration) -> Result<bool> {
-        let mut last_try = self.last_try.lock().await;
-        if last_try.is_some_and(|at| at.elapsed() < interval) {
-            return Ok(false);
+    /// Fetches the keys: on schedule (`asked_by_token: None`), or for a token naming a key not
+    /// held, unless a token did that less than the interval given ago. Ok(true) when new keys
+    /// are in place. Concurrent callers wait for the one fetch.
+    pub async fn refresh(&self, asked_by_token: Option<Duration>) -> Result<bool> {
+        let mut last_asked = self.last_asked.lock().await;
+        if let Some(interval) = asked_by_token {
+            if last_asked.is_some_and(|at| at.elapsed() < interval) {
+                return Ok(false);
+            }
+            *last_asked = Some(Instant::now());
         }
-        *last_try = Some(Instant::now());
         let keys = self.fetch().await?;
         tracing::info!(
             issuer = self.issuer,

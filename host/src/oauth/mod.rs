@@ -106,16 +106,12 @@ impl OAuth {
         &self.challenge
     }
 
-    /// Fetches the issuer's keys again, unless that was tried less than
-    /// [`MIN_REFRESH_INTERVAL`] ago (`force` ignores the interval, for the start and the hourly
-    /// refresh). Err says why the keys could not be fetched; the keys held stay.
-    pub async fn refresh_keys(&self, force: bool) -> anyhow::Result<bool> {
-        let interval = if force {
-            Duration::ZERO
-        } else {
-            MIN_REFRESH_INTERVAL
-        };
-        self.keys.refresh(interval).await
+    /// Fetches the issuer's keys again: `scheduled` at the start and every hour, else for a
+    /// token naming an unknown key, at most every [`MIN_REFRESH_INTERVAL`]. Err says why the
+    /// keys could not be fetched; the keys held stay.
+    pub async fn refresh_keys(&self, scheduled: bool) -> anyhow::Result<bool> {
+        let asked_by_token = (!scheduled).then_some(MIN_REFRESH_INTERVAL);
+        self.keys.refresh(asked_by_token).await
     }
 
     /// The issuer's keys.
