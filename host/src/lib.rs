@@ -64,5 +64,7 @@ pub mod serve;
 /// other way.
 pub use palisade_runtime as runtime;
 pub mod setup;
+pub mod shutdown;
 pub mod sources;
+pub mod telemetry;
 pub mod transport;

@@ -18,9 +18,10 @@ use crate::reload;
 use crate::runtime::Root;
 use crate::runtime::{Plugin, Runtime};
 use crate::setup::{self, ServeOptions};
-use crate::transport;
+use crate::telemetry::{self, Metrics};
 use crate::transport::http::HttpOptions;
 use crate::transport::http::guard::AllowList;
+use crate::{shutdown, transport};
 
 /// No tools compiled into the host: what `palisade serve` serves.
 pub fn no_host_tools() -> Vec<HostTool> {
@@ -109,7 +110,14 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         audit,
         request_state,
         UserGrants::beside(options.config.as_deref()),
+        config.metrics_listen.map(|_| Metrics::new()),
     );
+    server.shutdown.set_grace(config.shutdown_grace);
+    if let (Some(listen), Some(metrics)) = (config.metrics_listen, &server.metrics) {
+        metrics.watch(&server, runtime.cache.counts());
+        telemetry::serve_metrics(listen, server.clone(), metrics.clone()).await?;
+    }
+    shutdown::stop_on_signal(server.shutdown.clone());
     let plugins = wanted.len();
     server.loading.begin(reload::pending(&wanted));
     reload::start(

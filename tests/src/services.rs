@@ -1,7 +1,7 @@
 //! Real services the tests start, each in its own temporary directory with a generated
 //! configuration, stopped when dropped: nginx (a load balancer, a file server) and the CNCF
-//! distribution registry (Debian's `docker-registry`) on 127.0.0.1, and a D-Bus bus with GNOME
-//! Keyring on a socket. `./dev test` installs them.
+//! distribution registry (Debian's `docker-registry`) and Prometheus on 127.0.0.1, and a D-Bus
+//! bus with GNOME Keyring on a socket. `./dev test` installs them.
 
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};
@@ -180,6 +180,32 @@ pub fn start_nginx(http_body: &dyn Fn(&str) -> String) -> Service {
             .arg(dir.join("error.log"))
             .arg("-c")
             .arg(&conf_path);
+        command
+    })
+}
+
+/// Prometheus (Debian's `prometheus`) scraping `target` (`127.0.0.1:PORT`, path `/metrics`)
+/// every second; it scrapes first about 5 s after it starts.
+pub fn start_prometheus(target: &str) -> Service {
+    let bin = find_program(&["/usr/bin/prometheus"], "prometheus", "prometheus");
+    Service::start("prometheus", vec![], &|dir, addr| {
+        let config = dir.join("prometheus.yml");
+        write_file(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+                 scrape_configs:\n  - job_name: palisade\n    metrics_path: /metrics\n    \
+                 static_configs:\n      - targets: [\"{target}\"]\n"
+            ),
+        );
+        let mut command = Command::new(&bin);
+        command
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"));
         command
     })
 }

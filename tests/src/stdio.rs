@@ -854,6 +854,33 @@ impl Server {
         }
     }
 
+    /// Waits (bounded) for the server to exit by itself (after a signal, say); fails if it
+    /// does not.
+    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() >= deadline => {
+                    self.fail(format!("the server did not exit within {timeout:?}"));
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(20)),
+                Err(e) => self.fail(format!("waiting for the server: {e}")),
+            }
+        };
+        self.exited = Some(status);
+        status
+    }
+
+    /// Sends the server `signal` (`TERM`, `INT`).
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([format!("-{signal}"), self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} failed");
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

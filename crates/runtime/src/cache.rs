@@ -10,6 +10,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result};
@@ -36,6 +37,22 @@ pub struct CompileCache {
     /// then waits as long as the large one beside it); one at a time, in the order asked (the
     /// smallest first at start), each is ready as soon as it can be.
     compiling: Arc<Mutex<()>>,
+    /// Loads served from the cache, and compiles, for the server's metrics.
+    counts: CacheCounts,
+}
+
+/// How many loads the cache served (hits) and how many compiled (misses); shared by clones.
+#[derive(Clone, Debug, Default)]
+pub struct CacheCounts(Arc<(AtomicU64, AtomicU64)>);
+
+impl CacheCounts {
+    /// (hits, misses) so far.
+    pub fn get(&self) -> (u64, u64) {
+        (
+            self.0.0.load(Ordering::Relaxed),
+            self.0.1.load(Ordering::Relaxed),
+        )
+    }
 }
 
 impl std::fmt::Debug for CompileCache {
@@ -104,6 +121,7 @@ impl CompileCache {
             dir,
             progress: compile_progress::log_progress(),
             compiling: Arc::default(),
+            counts: CacheCounts::default(),
         })
     }
 
@@ -138,6 +156,11 @@ impl CompileCache {
         private_dir::overlaps(&self.dir, path)
     }
 
+    /// Loads served from the cache, and compiles, so far (and from now on).
+    pub fn counts(&self) -> CacheCounts {
+        self.counts.clone()
+    }
+
     /// Whether the component with SHA-256 `sha256` was compiled for `engine` before (and the
     /// entry is intact).
     pub fn contains(&self, engine: &Engine, sha256: &[u8; 32]) -> bool {
@@ -162,8 +185,10 @@ impl CompileCache {
         let path = self.path(engine, sha256);
         if let Some(component) = map_entry(engine, &path, plugin) {
             tracing::info!(plugin, path = %path.display(), "loaded compiled component from cache");
+            self.counts.0.0.fetch_add(1, Ordering::Relaxed);
             return Ok(component);
         }
+        self.counts.0.1.fetch_add(1, Ordering::Relaxed);
         let _compiling = self.compiling.lock().unwrap_or_else(|e| e.into_inner());
         tracing::info!(plugin, "compiling component");
         let component = compile_progress::compile_reporting(

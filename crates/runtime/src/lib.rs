@@ -71,7 +71,7 @@ mod wasi_config;
 mod wasi_guard;
 pub mod wasmcp;
 
-pub use cache::{CacheError, CompileCache};
+pub use cache::{CacheCounts, CacheError, CompileCache};
 pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use grant_ask::{

@@ -88,6 +88,21 @@ pub enum LimitExceeded {
 }
 
 impl LimitExceeded {
+    /// The limit's name in metrics: `fuel`, `memory`, `time`, `output`, `concurrency`,
+    /// `fuel_budget`, `client_rate`, `rate`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LimitExceeded::Fuel { .. } => "fuel",
+            LimitExceeded::Memory { .. } => "memory",
+            LimitExceeded::Time { .. } => "time",
+            LimitExceeded::Output { .. } => "output",
+            LimitExceeded::Concurrency { .. } => "concurrency",
+            LimitExceeded::FuelBudget { .. } => "fuel_budget",
+            LimitExceeded::ClientRate { .. } => "client_rate",
+            LimitExceeded::Rate { .. } => "rate",
+        }
+    }
+
     /// When a retry can succeed, for limits that lift with time.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {

@@ -26,6 +26,18 @@ pub struct ConfigFile {
     /// `[sources]`.
     #[serde(default)]
     pub sources: SourcesSection,
+    /// `[telemetry]`.
+    #[serde(default)]
+    pub telemetry: TelemetrySection,
+}
+
+/// `[telemetry]`: what operators watch the server with.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// `ADDRESS:PORT` (or `PORT`, on 127.0.0.1) serving `/metrics` (Prometheus), `/healthz`
+    /// and `/readyz`; apart from MCP, so it is never public by accident (default: none).
+    pub metrics_listen: Option<String>,
 }
 
 /// `[sources]`: how plugins from registries and URLs are fetched and kept.
@@ -187,6 +199,9 @@ pub struct ServerSection {
     pub request_state_ttl_s: Option<u64>,
     /// The default of every plugin's `ask` (default false).
     pub ask: Option<bool>,
+    /// Seconds calls in flight may take to finish after SIGTERM before the server exits
+    /// (default 30).
+    pub shutdown_grace_s: Option<u64>,
     /// `[server.http]`.
     #[serde(default)]
     pub http: HttpSection,

@@ -194,7 +194,14 @@ pub struct Config {
     pub request_state: RequestStateConfig,
     /// `[sources]`.
     pub sources: SourcesConfig,
+    /// Where `/metrics`, `/healthz` and `/readyz` are served, when set.
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// How long calls in flight may take to finish after SIGTERM.
+    pub shutdown_grace: std::time::Duration,
 }
+
+/// Calls in flight finish within this after SIGTERM, unless `[server] shutdown_grace_s` says.
+pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Default for Config {
     fn default() -> Self {
@@ -210,6 +217,8 @@ impl Default for Config {
             audit: None,
             request_state: RequestStateConfig::default(),
             sources: SourcesConfig::default(),
+            metrics_listen: None,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }
 }

@@ -114,7 +114,34 @@ impl Config {
             plugins.push(plugin);
         }
         check_links(&plugins, &at)?;
+        let metrics_listen = file
+            .telemetry
+            .metrics_listen
+            .as_deref()
+            .map(parse_listen)
+            .transpose()
+            .map_err(|why| {
+                ConfigError(format!(
+                    "{}: [telemetry] metrics_listen = {why}\nhow to fix: use a form such as \"127.0.0.1:9464\"",
+                    path.display()
+                ))
+            })?;
+        if let (Some(metrics), Some(mcp)) = (metrics_listen, http.listen)
+            && metrics.port() != 0
+            && metrics == mcp
+        {
+            return Err(ConfigError(format!(
+                "{}: [telemetry] metrics_listen is [server.http] listen: metrics go on an address of their own",
+                path.display()
+            )));
+        }
+        let shutdown_grace = match file.server.shutdown_grace_s {
+            Some(s) => std::time::Duration::from_secs(s),
+            None => DEFAULT_SHUTDOWN_GRACE,
+        };
         Ok(Config {
+            metrics_listen,
+            shutdown_grace,
             page_size,
             cache_dir,
             roots,

@@ -303,6 +303,7 @@ mod tests {
             None,
             settings,
             crate::grants::UserGrants::beside(None),
+            None,
         );
         let (tx, rx) = mpsc::unbounded_channel();
         (

@@ -35,20 +35,47 @@ impl Pending {
 /// The plugins still loading: empty once every plugin wanted at start is ready or refused.
 pub struct Loading {
     pending: watch::Sender<Vec<Pending>>,
+    /// Every plugin the configuration names (at start, and as of the last reload), for
+    /// readiness: one configured but not served failed to load.
+    configured: std::sync::RwLock<Vec<Arc<str>>>,
 }
 
 impl Default for Loading {
     fn default() -> Self {
         Loading {
             pending: watch::channel(Vec::new()).0,
+            configured: std::sync::RwLock::new(Vec::new()),
         }
     }
 }
 
 impl Loading {
-    /// These plugins load from now on.
+    /// These plugins load from now on: every plugin configured.
     pub fn begin(&self, plugins: Vec<Pending>) {
+        self.set_configured(plugins.iter().map(|p| p.name.clone()).collect());
         self.pending.send_replace(plugins);
+    }
+
+    /// The configuration (reloaded) names these plugins.
+    pub fn set_configured(&self, names: Vec<Arc<str>>) {
+        *self.configured.write().unwrap_or_else(|e| e.into_inner()) = names;
+    }
+
+    /// Every plugin the configuration names, in its order.
+    pub fn configured(&self) -> Vec<Arc<str>> {
+        self.configured
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The plugins still loading.
+    pub fn pending_names(&self) -> Vec<Arc<str>> {
+        self.pending
+            .borrow()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
     }
 
     /// `plugin` is served, or failed: requests stop waiting for it. Call it after the catalog

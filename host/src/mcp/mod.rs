@@ -85,6 +85,10 @@ pub struct Server {
     pub loading: Loading,
     /// Counts the catalogs served, the first being 1: raised once a new one is in place.
     generation: std::sync::atomic::AtomicU64,
+    /// Prometheus metrics, with `[telemetry] metrics_listen`.
+    pub metrics: Option<Arc<crate::telemetry::Metrics>>,
+    /// Set once the server is stopping (SIGTERM).
+    pub shutdown: crate::shutdown::Shutdown,
 }
 
 impl Server {
@@ -97,6 +101,7 @@ impl Server {
         audit: Option<AuditLog>,
         request_state: StateSettings,
         user_grants: UserGrants,
+        metrics: Option<Arc<crate::telemetry::Metrics>>,
     ) -> Arc<Server> {
         let audit = audit.map(Arc::new);
         Arc::new(Server {
@@ -114,6 +119,8 @@ impl Server {
             reload: RwLock::new(None),
             loading: Loading::default(),
             generation: std::sync::atomic::AtomicU64::new(1),
+            metrics,
+            shutdown: crate::shutdown::Shutdown::default(),
         })
     }
 
@@ -121,6 +128,13 @@ impl Server {
     /// of this generation and before.
     pub fn catalog_generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Counts a refusal, when metrics are kept.
+    pub fn refused(&self, why: crate::telemetry::Refusal) {
+        if let Some(metrics) = &self.metrics {
+            metrics.record_refusal(why);
+        }
     }
 
     /// The catalog as it is now.

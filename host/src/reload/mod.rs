@@ -221,6 +221,12 @@ impl Live {
             Ok((config, wanted)) => {
                 self.warn_about_start_only_settings(&config);
                 self.wanted_files = wanted.iter().map(|w| w.config.spec.path.clone()).collect();
+                (self.server.loading).set_configured(
+                    wanted
+                        .iter()
+                        .map(|w| w.config.spec.name.as_str().into())
+                        .collect(),
+                );
                 wanted
             }
             Err(e) => {

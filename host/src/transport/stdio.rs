@@ -38,11 +38,20 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
     let mut lines = spawn_reader()?;
 
     let identity = server.access.stdio_identity();
+    if let Some(metrics) = &server.metrics {
+        metrics.count_sessions(Box::new(|| vec![("stdio", 1)]));
+    }
+    let shutdown = server.shutdown.clone();
     let session = Session::new(server, Arc::new(outbox.clone()), identity);
     let mut overflowed = std::pin::pin!(outbox.0.overflowed());
+    let mut grace = EOF_GRACE;
     loop {
         let line = tokio::select! {
             line = lines.recv() => line.unwrap_or(Ok(None)),
+            () = shutdown.stopping() => {
+                grace = shutdown.grace();
+                break;
+            }
             () = &mut overflowed => {
                 // The client stopped reading stdout: nothing it sends can be answered.
                 session.close();
@@ -75,8 +84,8 @@ pub async fn serve(server: Arc<Server>) -> Result<()> {
             }
         }
     }
-    tracing::info!("stdin closed; finishing requests in flight");
-    session.finish(EOF_GRACE).await;
+    tracing::info!("stdin closed or stopping; finishing requests in flight");
+    session.finish(grace).await;
     drop(session);
     drop(outbox);
     // A plugin task still holding the session would keep the writer waiting: bounded.

@@ -14,6 +14,7 @@ use crate::runtime::bindings::host::{
     AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
 };
 use crate::runtime::{CallError, CallStats, LimitExceeded};
+use crate::telemetry::{CallRecord, Refusal};
 
 use super::*;
 
@@ -121,6 +122,7 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
         }
         Err(CallError::Limit(plugin, limit)) => {
             let mut why = format!("plugin `{plugin}` {limit}");
+            audit.limit = Some(limit.kind());
             audit.finish("limit", Some(&why));
             if limit.retry_after().is_none() && !matches!(limit, LimitExceeded::Concurrency { .. })
             {
@@ -210,8 +212,8 @@ async fn confirm(
 /// The key of the operator's confirmation (`confirm = true`) among a call's input requests.
 const CONFIRM_KEY: &str = "palisade/confirm";
 
-/// The audit line of one tool call, written when dropped: a call cancelled mid-way is recorded
-/// as `cancelled`.
+/// The record of one tool call, written when dropped: its audit line and its metrics. A call
+/// cancelled mid-way is recorded as `cancelled`.
 struct AuditEntry<'a> {
     session: &'a Session,
     tool: &'a str,
@@ -220,6 +222,8 @@ struct AuditEntry<'a> {
     started: Instant,
     stats: Arc<CallStats>,
     outcome: Option<(&'static str, Option<String>)>,
+    /// The limit that stopped the call, if one did.
+    limit: Option<&'static str>,
 }
 
 impl<'a> AuditEntry<'a> {
@@ -232,6 +236,7 @@ impl<'a> AuditEntry<'a> {
             started: Instant::now(),
             stats: Arc::default(),
             outcome: None,
+            limit: None,
         }
     }
 
@@ -242,10 +247,30 @@ impl<'a> AuditEntry<'a> {
 
 impl Drop for AuditEntry<'_> {
     fn drop(&mut self) {
-        let Some(log) = &self.session.server.audit else {
+        let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
+        let server = &self.session.server;
+        if let Some(metrics) = &server.metrics {
+            metrics.record_call(&CallRecord {
+                plugin: self.plugin.as_deref(),
+                tool: self.tool,
+                outcome,
+                limit: self.limit,
+                fuel_used: self.stats.fuel_used.load(Ordering::Relaxed),
+                seconds: self.started.elapsed().as_secs_f64(),
+            });
+            match (outcome, self.limit) {
+                ("declined" | "not-confirmed", _) => {
+                    metrics.record_refusal(Refusal::ConfirmDeclined)
+                }
+                (_, Some("rate" | "client_rate" | "fuel_budget")) => {
+                    metrics.record_refusal(Refusal::Rate)
+                }
+                _ => {}
+            }
+        }
+        let Some(log) = &server.audit else {
             return;
         };
-        let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
         log.record(&AuditRecord {
             client: &self.session.caller,
             oauth: self.session.identity.oauth.as_deref(),

@@ -13,6 +13,7 @@ use crate::config::{AccessConfig, Identity};
 use crate::mcp::Server;
 use crate::mcp::jsonrpc::INVALID_REQUEST;
 use crate::oauth::{OAuth, Rejected};
+use crate::telemetry::Refusal as Refused;
 
 /// What the token check decided.
 pub enum Checked {
@@ -39,7 +40,7 @@ pub fn authenticate(
     if !access.tokens_required() {
         return Checked::Pass(Identity::anonymous());
     }
-    let refusal = Refusal { oauth };
+    let refusal = Refusal { oauth, server };
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Checked::Refuse(refusal.missing());
     };
@@ -104,7 +105,7 @@ pub fn authenticate(
 /// (the MCP specification's step-up authorization). Static tokens, and names no OAuth scope
 /// grants, go on to the usual "unknown tool" answer.
 pub fn check_step_up(
-    catalog: &Catalog,
+    server: &Server,
     oauth: Option<&OAuth>,
     identity: &Identity,
     message: &Value,
@@ -119,6 +120,7 @@ pub fn check_step_up(
     let (Some(method), Some(name)) = (message.get("method").and_then(Value::as_str), name) else {
         return Ok(());
     };
+    let catalog = server.catalog();
     let (plugin, item) = match method {
         "tools/call" => match catalog.tool(name) {
             Some(tool) if !Catalog::tool_in_scope(tool, &identity.scope) => {
@@ -144,7 +146,11 @@ pub fn check_step_up(
         name,
         "HTTP request refused: the token's scopes do not cover it"
     );
-    Err(Refusal { oauth: Some(oauth) }.insufficient_scope(
+    Err(Refusal {
+        oauth: Some(oauth),
+        server,
+    }
+    .insufficient_scope(
         &wanted,
         &format!("`{name}` needs one of these scopes: {}", wanted.join(", ")),
     ))
@@ -154,10 +160,12 @@ pub fn check_step_up(
 /// `[auth.oauth]` is set, else the plain one of static tokens.
 struct Refusal<'a> {
     oauth: Option<&'a OAuth>,
+    server: &'a Server,
 }
 
 impl Refusal<'_> {
     fn missing(&self) -> HttpError {
+        self.server.refused(Refused::Unauthenticated);
         let message = "this server requires a bearer token (Authorization: Bearer <token>)";
         let challenge = match self.oauth {
             Some(oauth) => oauth.challenge().missing_token(),
@@ -171,6 +179,7 @@ impl Refusal<'_> {
 
     fn invalid(&self, why: &str) -> HttpError {
         tracing::warn!("HTTP request refused: {why}");
+        self.server.refused(Refused::Unauthenticated);
         let challenge = match self.oauth {
             Some(oauth) => oauth.challenge().invalid_token(why),
             None => r#"Bearer realm="palisade", error="invalid_token""#.to_string(),
@@ -182,6 +191,7 @@ impl Refusal<'_> {
     }
 
     fn insufficient_scope(&self, wanted: &[&str], why: &str) -> HttpError {
+        self.server.refused(Refused::Scope);
         let challenge = match self.oauth {
             Some(oauth) => oauth.challenge().insufficient_scope(wanted, why),
             None => r#"Bearer realm="palisade", error="insufficient_scope""#.to_string(),

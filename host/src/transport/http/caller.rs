@@ -38,6 +38,7 @@ fn check(state: &AppState, request: &Request, keys_fetched: bool) -> Checked {
     let allow = &state.options.allow;
     let forbidden = |Refused(why)| {
         tracing::warn!("HTTP request refused: {why}");
+        state.server.refused(crate::telemetry::Refusal::Origin);
         Checked::Refuse(http_error(StatusCode::FORBIDDEN, INVALID_REQUEST, why))
     };
     if let Err(refused) = allow

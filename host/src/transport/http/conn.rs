@@ -16,6 +16,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tower::ServiceExt as _;
 
+use crate::shutdown::{self, Shutdown};
+
 /// Connections open at once, from every client.
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Connections open at once from one address.
@@ -64,10 +66,23 @@ fn admit(open: &Arc<Mutex<Open>>, peer: IpAddr) -> Option<Admitted> {
 /// Serves `app` on every connection `listener` accepts, within the limits above; a connection
 /// whose request headers take longer than `header_timeout` (or that sits idle that long between
 /// requests) is closed. Requests carry their peer's address (`ConnectInfo<SocketAddr>`).
-pub async fn serve(listener: TcpListener, app: Router, header_timeout: Duration) -> Result<()> {
+///
+/// Once `shutdown` says the server is stopping, no connection is accepted; each open one ends
+/// after the response in progress (idle ones at once), and this returns when all have, or when
+/// the grace period is over.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    header_timeout: Duration,
+    shutdown: Shutdown,
+) -> Result<()> {
     let open = Arc::new(Mutex::new(Open::default()));
     loop {
-        let (tcp, peer) = match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = shutdown.stopping() => break,
+        };
+        let (tcp, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors, say: wait rather than spin.
@@ -86,6 +101,7 @@ pub async fn serve(listener: TcpListener, app: Router, header_timeout: Duration)
             tracing::debug!("cannot set TCP_NODELAY: {e}");
         }
         let app = app.clone();
+        let stopping = shutdown.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |mut request| {
                 request.extensions_mut().insert(ConnectInfo(peer));
@@ -95,12 +111,35 @@ pub async fn serve(listener: TcpListener, app: Router, header_timeout: Duration)
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .serve_connection(TokioIo::new(tcp), service);
-            if let Err(e) = connection.await {
+            let mut connection = std::pin::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                () = stopping.stopping() => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = ended {
                 tracing::debug!(%peer, "connection ended: {e}");
             }
             drop(admitted);
         });
     }
+    drop(listener);
+    let still_open = || open.lock().unwrap_or_else(|e| e.into_inner()).total;
+    tracing::info!(
+        connections = still_open(),
+        "no longer accepting connections; finishing the requests in flight"
+    );
+    if shutdown::drain(shutdown.grace(), still_open).await {
+        tracing::info!("every request in flight finished; stopped");
+    } else {
+        tracing::warn!(
+            connections = still_open(),
+            "the grace period is over: closing the connections still open"
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

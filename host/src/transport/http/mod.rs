@@ -103,6 +103,17 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         oauth,
     });
     tokio::spawn(expire_idle_sessions(Arc::downgrade(&state)));
+    if let Some(metrics) = &state.server.metrics {
+        let weak = Arc::downgrade(&state);
+        metrics.count_sessions(Box::new(move || match weak.upgrade() {
+            Some(state) => vec![
+                ("streamable_http", lock(&state.sessions).len() as u64),
+                ("http_sse", lock(&state.sse_2024).len() as u64),
+            ],
+            None => Vec::new(),
+        }));
+    }
+    let shutdown = state.server.shutdown.clone();
     let app = router(state);
     if !address.ip().is_loopback() && !state_server_requires_tokens {
         tracing::warn!(%address, "listening beyond loopback without [[auth.tokens]]: anyone who can reach this address can use the plugins");
@@ -110,7 +121,7 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
     tracing::info!("serving MCP over HTTP at http://{address}/mcp");
     // The address on stdout's sibling, stderr, for scripts that pass port 0.
     eprintln!("palisade: listening on http://{address}/mcp");
-    conn::serve(listener, app, options.header_timeout).await
+    conn::serve(listener, app, options.header_timeout, shutdown).await
 }
 
 /// The routes, and the layers around them: CORS outermost (a preflight is answered before any
@@ -145,7 +156,10 @@ fn router(state: Arc<AppState>) -> axum::Router {
         .route(
             "/.well-known/oauth-protected-resource/{*path}",
             get(resource_server::metadata),
-        );
+        )
+        // For load balancers' probes; the plugins' names only on the metrics address.
+        .route("/healthz", get(crate::telemetry::healthz))
+        .route("/readyz", get(readyz));
     checked
         .merge(public)
         .layer(DefaultBodyLimit::max(options.max_body_bytes))
@@ -162,12 +176,7 @@ async fn post_mcp(
     body: Bytes,
 ) -> Result<Response, HttpError> {
     let value = posted_message(&headers, &body)?;
-    auth::check_step_up(
-        &state.server.catalog(),
-        state.oauth.as_deref(),
-        &identity,
-        &value,
-    )?;
+    auth::check_step_up(&state.server, state.oauth.as_deref(), &identity, &value)?;
     if stateless::is_stateless(&headers, &value) {
         return Ok(stateless::post(&state.server, &headers, identity, value).await);
     }
@@ -242,7 +251,7 @@ async fn post_mcp(
         guard.disarm();
         return Ok(json_response(StatusCode::OK, &first.message));
     }
-    Ok(sse(vec![first], Some(live), guard))
+    Ok(sse(vec![first], Some(live), guard, &state.server, None))
 }
 
 async fn initialize(
@@ -327,7 +336,17 @@ async fn get_mcp(
         ));
     };
     let guard = DisconnectGuard::new(http_session, stream, attached.listener);
-    Ok(sse(attached.replay, attached.live, guard))
+    // A stream that only waits for what comes next ends when the server stops, so that the
+    // client reconnects (with Last-Event-ID) to a server that stays; a request's stream ends
+    // with its response.
+    let ends = (stream == STANDALONE).then(|| state.server.shutdown.clone());
+    Ok(sse(
+        attached.replay,
+        attached.live,
+        guard,
+        &state.server,
+        ends,
+    ))
 }
 
 async fn delete_mcp(
@@ -363,6 +382,12 @@ async fn delete_mcp(
             "unknown or expired session",
         )),
     }
+}
+
+/// `/readyz` on the MCP address: the status alone (see `telemetry::health`).
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    let (status, body) = crate::telemetry::health::readiness(&state.server, false);
+    json_response(status, &body)
 }
 
 /// GET and DELETE act on an initialize-based session; without one (the stateless revision has

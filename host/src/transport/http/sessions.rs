@@ -40,6 +40,9 @@ pub(super) fn room_for_session(
         state.options.max_sessions,
         state.options.max_sessions_per_client,
     );
+    if total >= max_total || own >= max_own {
+        state.server.refused(crate::telemetry::Refusal::Sessions);
+    }
     if total >= max_total {
         tracing::warn!(
             client,

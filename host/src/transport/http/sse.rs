@@ -12,6 +12,8 @@ use tokio::sync::mpsc;
 
 use super::sessions::HttpSession;
 use super::streams::{RESUME_WINDOW, StreamEvent, StreamId};
+use crate::mcp::Server;
+use crate::shutdown::Shutdown;
 
 /// When the client drops a stream before its response, its requests are cancelled unless it
 /// reconnects within [`RESUME_WINDOW`].
@@ -62,11 +64,14 @@ impl Drop for DisconnectGuard {
     }
 }
 
-/// An SSE response: `replay`, then `live` events until the last one.
+/// An SSE response: `replay`, then `live` events until the last one, or until `ends_when`
+/// says the server is stopping.
 pub(super) fn sse(
     replay: Vec<StreamEvent>,
     live: Option<mpsc::Receiver<StreamEvent>>,
     guard: DisconnectGuard,
+    server: &Server,
+    ends_when: Option<Shutdown>,
 ) -> Response {
     let ends_in_replay = replay.iter().any(|e| e.last);
     let live = if ends_in_replay { None } else { live };
@@ -88,13 +93,28 @@ pub(super) fn sse(
     let events = replayed
         .chain(live)
         .map(|e| Event::default().id(e.id).data(e.message.to_string()));
-    sse_response(events)
+    sse_response(events, server, ends_when)
 }
 
-/// An SSE response of `events`, with keep-alive comments, that proxies pass on unbuffered.
+/// An SSE response of `events`, with keep-alive comments, that proxies pass on unbuffered;
+/// counted in `palisade_streams_open` while open; ended early once `ends_when` is stopping.
 pub(super) fn sse_response(
     events: impl futures_util::Stream<Item = Event> + Send + 'static,
+    server: &Server,
+    ends_when: Option<Shutdown>,
 ) -> Response {
+    let open = server.metrics.as_ref().map(|m| m.stream_opened());
+    let stopping = async move {
+        match ends_when {
+            Some(shutdown) => shutdown.stopping().await,
+            None => std::future::pending().await,
+        }
+    };
+    let events = events.take_until(stopping).map(move |event| {
+        // Moved in, so the stream counts as open until it is dropped.
+        let _open = &open;
+        event
+    });
     let mut response = Sse::new(events.map(Ok::<_, Infallible>))
         .keep_alive(KeepAlive::default())
         .into_response();

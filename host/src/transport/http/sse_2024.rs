@@ -2,12 +2,11 @@
 //! and names, in an `endpoint` event, where to POST messages; every answer comes on the stream.
 //! The session lives as long as the stream.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use serde::Deserialize;
@@ -57,14 +56,16 @@ pub(super) async fn open(
             let event = Event::default().event("message").data(message);
             Some((event, (rx, closer)))
         });
-    // A client that stops reading past the queue's cap is dropped: the stream ends.
+    // A client that stops reading past the queue's cap is dropped: the stream ends. So does
+    // every stream of this transport when the server stops: its client opens a new session.
     let events = futures_util::stream::once(async { endpoint })
         .chain(messages)
-        .take_until(overflowed)
-        .map(Ok::<_, Infallible>);
-    Ok(Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response())
+        .take_until(overflowed);
+    Ok(super::sse::sse_response(
+        events,
+        &state.server,
+        Some(state.server.shutdown.clone()),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -82,12 +83,7 @@ pub(super) async fn message(
     body: axum::body::Bytes,
 ) -> Result<Response, HttpError> {
     let value = posted_message(&headers, &body)?;
-    super::auth::check_step_up(
-        &state.server.catalog(),
-        state.oauth.as_deref(),
-        &identity,
-        &value,
-    )?;
+    super::auth::check_step_up(&state.server, state.oauth.as_deref(), &identity, &value)?;
     let found = lock(&state.sse_2024)
         .get(&query.session_id)
         .filter(|l| l.session.client() == &*identity.client)

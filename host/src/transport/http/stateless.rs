@@ -129,7 +129,7 @@ async fn respond(server: &Arc<Server>, identity: Identity, request: Incoming) ->
             guard.disarm();
             json_text_response(status, body)
         }
-        Some(Frame::Note(first)) => sse(first, received, guard, overflowed),
+        Some(Frame::Note(first)) => sse(first, received, guard, overflowed, server),
         None => StatusCode::ACCEPTED.into_response(),
     }
 }
@@ -180,6 +180,7 @@ fn sse(
     received: queue::QueueReceiver<Frame>,
     guard: CancelOnDrop,
     overflowed: tokio_util::sync::WaitForCancellationFutureOwned,
+    server: &Server,
 ) -> Response {
     let rest = futures_util::stream::unfold(
         (Some(received), Some(guard)),
@@ -200,7 +201,7 @@ fn sse(
         .chain(rest)
         .take_until(overflowed)
         .map(|message| Event::default().data(message));
-    sse_response(events)
+    sse_response(events, server, None)
 }
 
 /// The HTTP status of a response sent as plain JSON.
