@@ -28,6 +28,8 @@ pub struct AuditRecord<'a> {
     pub client: &'a str,
     /// Who the caller's OAuth access token speaks for, when it had one.
     pub oauth: Option<&'a OAuthSubject>,
+    /// The trace the call is part of (W3C trace id), when it is in one.
+    pub trace_id: Option<&'a str>,
     /// `None` when the tool is unknown to this client.
     pub plugin: Option<&'a str>,
     /// The public name the client called.
@@ -128,6 +130,9 @@ impl AuditLog {
         });
         if let (Some(detail), Some(map)) = (record.detail, line.as_object_mut()) {
             map.insert("detail".into(), detail.into());
+        }
+        if let (Some(trace_id), Some(map)) = (record.trace_id, line.as_object_mut()) {
+            map.insert("trace_id".into(), trace_id.into());
         }
         if let (Some(who), Some(map)) = (record.oauth, line.as_object_mut()) {
             map.insert("subject".into(), who.subject.clone().into());
@@ -250,6 +255,7 @@ mod tests {
         AuditRecord {
             client: "alice",
             oauth: None,
+            trace_id: None,
             plugin: Some("files"),
             tool: "files_read_file",
             arguments: args,

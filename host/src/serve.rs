@@ -18,7 +18,7 @@ use crate::reload;
 use crate::runtime::Root;
 use crate::runtime::{Plugin, Runtime};
 use crate::setup::{self, ServeOptions};
-use crate::telemetry::{self, Metrics};
+use crate::telemetry::{self, Metrics, Telemetry, Tracing};
 use crate::transport::http::HttpOptions;
 use crate::transport::http::guard::AllowList;
 use crate::{shutdown, transport};
@@ -110,7 +110,10 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         audit,
         request_state,
         UserGrants::beside(options.config.as_deref()),
-        config.metrics_listen.map(|_| Metrics::new()),
+        Telemetry {
+            metrics: config.metrics_listen.map(|_| Metrics::new()),
+            tracing: Tracing::start(&config.traces)?,
+        },
     );
     server.shutdown.set_grace(config.shutdown_grace);
     if let (Some(listen), Some(metrics)) = (config.metrics_listen, &server.metrics) {
@@ -130,7 +133,8 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
     );
     // A burst of clients leaves freed memory behind; give it back once they are gone.
     crate::memory::start_trimming();
-    match config.http.listen {
+    let tracing = server.tracing.clone();
+    let served = match config.http.listen {
         Some(listen) => {
             let options = HttpOptions {
                 listen,
@@ -158,5 +162,11 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
             );
             transport::stdio::serve(server).await
         }
+    };
+    // What the exporter still holds goes out before the process ends (a blocking flush, on a
+    // thread of its own).
+    if let Some(tracing) = tracing {
+        let _ = tokio::task::spawn_blocking(move || tracing.shutdown()).await;
     }
+    served
 }

@@ -40,6 +40,14 @@ pub struct CallContext {
 pub struct CallStats {
     /// Fuel the call burned, for the audit log.
     pub fuel_used: std::sync::atomic::AtomicU64,
+    /// Linear memory the instance held when the call ended: its peak, since WebAssembly memory
+    /// never shrinks (for traces).
+    pub memory_bytes: std::sync::atomic::AtomicU64,
+    /// Microseconds the call waited for an instance (a pool slot, a kept instance) before its
+    /// code ran (for traces).
+    pub instance_wait_us: std::sync::atomic::AtomicU64,
+    /// Whether the call ran in an instance kept from an earlier call (`reuse = "per-client"`).
+    pub reused_instance: std::sync::atomic::AtomicBool,
     /// What the plugin reached for and was refused (a host, an environment variable), with why,
     /// so the client learns it even when the plugin's own error does not say.
     pub denied: std::sync::Mutex<Vec<String>>,

@@ -693,6 +693,7 @@ impl Plugin {
         f: impl AsyncFnOnce(&mut Store<StoreState>, &Instance) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
         let limits = self.spec.limits;
+        let entered = Instant::now();
         // Clients' calls pass the plugin's gate; the host's own (listing at load) do not.
         let _admission = match &call.caller {
             Some(client) => Some(
@@ -720,6 +721,7 @@ impl Plugin {
         let kept = reuse_for
             .as_deref()
             .and_then(|client| self.kept.take(self.id, client, &call.roots));
+        let reused = kept.is_some();
         let mut live = match kept {
             Some(mut live) => {
                 live.store
@@ -732,6 +734,13 @@ impl Plugin {
                 self.new_store(call, clock.clone(), slot)?
             }
         };
+        stats.instance_wait_us.store(
+            entered.elapsed().as_micros().min(u64::MAX as u128) as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        stats
+            .reused_instance
+            .store(reused, std::sync::atomic::Ordering::Relaxed);
         let store = &mut live.store;
         if self.metering == super::Metering::Fuel {
             store
@@ -780,6 +789,10 @@ impl Plugin {
         stats
             .fuel_used
             .store(fuel_used, std::sync::atomic::Ordering::Relaxed);
+        stats.memory_bytes.store(
+            live.store.data().memory_bytes(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         live.calls += 1;
         match outcome {
             Some(Ok(value)) => {

@@ -38,6 +38,15 @@ pub struct TelemetrySection {
     /// `ADDRESS:PORT` (or `PORT`, on 127.0.0.1) serving `/metrics` (Prometheus), `/healthz`
     /// and `/readyz`; apart from MCP, so it is never public by accident (default: none).
     pub metrics_listen: Option<String>,
+    /// Where traces go over OTLP/HTTP (protobuf): the collector's base URL, such as
+    /// `http://127.0.0.1:4318` (default: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`; without either, no traces).
+    pub otlp_endpoint: Option<String>,
+    /// `service.name` of the traces (default: `OTEL_SERVICE_NAME`, else `palisade`).
+    pub service_name: Option<String>,
+    /// Share of the traces no client started that are kept, 0 to 1 (default 1); a client's
+    /// sampling decision is followed.
+    pub sample_ratio: Option<f64>,
 }
 
 /// `[sources]`: how plugins from registries and URLs are fetched and kept.

@@ -196,8 +196,31 @@ pub struct Config {
     pub sources: SourcesConfig,
     /// Where `/metrics`, `/healthz` and `/readyz` are served, when set.
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Traces, as `[telemetry]` says (the `OTEL_*` variables are read when the server starts).
+    pub traces: TraceConfig,
     /// How long calls in flight may take to finish after SIGTERM.
     pub shutdown_grace: std::time::Duration,
+}
+
+/// `[telemetry]`'s trace settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceConfig {
+    /// The OTLP/HTTP traces URL (`.../v1/traces`), when configured.
+    pub otlp_endpoint: Option<String>,
+    /// `service.name`, when configured.
+    pub service_name: Option<String>,
+    /// Share of root traces kept.
+    pub sample_ratio: f64,
+}
+
+impl Default for TraceConfig {
+    fn default() -> Self {
+        TraceConfig {
+            otlp_endpoint: None,
+            service_name: None,
+            sample_ratio: 1.0,
+        }
+    }
 }
 
 /// Calls in flight finish within this after SIGTERM, unless `[server] shutdown_grace_s` says.
@@ -218,6 +241,7 @@ impl Default for Config {
             request_state: RequestStateConfig::default(),
             sources: SourcesConfig::default(),
             metrics_listen: None,
+            traces: TraceConfig::default(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
     }

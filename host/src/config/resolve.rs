@@ -135,12 +135,15 @@ impl Config {
                 path.display()
             )));
         }
+        let traces = resolve_traces(&file.telemetry)
+            .map_err(|why| ConfigError(format!("{}: [telemetry] {why}", path.display())))?;
         let shutdown_grace = match file.server.shutdown_grace_s {
             Some(s) => std::time::Duration::from_secs(s),
             None => DEFAULT_SHUTDOWN_GRACE,
         };
         Ok(Config {
             metrics_listen,
+            traces,
             shutdown_grace,
             page_size,
             cache_dir,
@@ -164,6 +167,46 @@ impl Config {
             },
         })
     }
+}
+
+/// `[telemetry]`'s trace settings, checked.
+fn resolve_traces(section: &TelemetrySection) -> Result<TraceConfig, String> {
+    let otlp_endpoint = match section.otlp_endpoint.as_deref() {
+        None => None,
+        Some(text) => {
+            let url = url::Url::parse(text).map_err(|e| {
+                format!("otlp_endpoint {text:?} is not a URL: {e}\nhow to fix: give the collector's OTLP/HTTP address, such as \"http://127.0.0.1:4318\"")
+            })?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(format!(
+                    "otlp_endpoint {text:?}: traces are sent over OTLP/HTTP; give an http:// or https:// URL (the collector's port 4318, not gRPC's 4317)"
+                ));
+            }
+            // The base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is: traces go to its /v1/traces.
+            Some(match text.trim_end_matches('/') {
+                full if full.ends_with("/v1/traces") => full.to_string(),
+                base => format!("{base}/v1/traces"),
+            })
+        }
+    };
+    let sample_ratio = section.sample_ratio.unwrap_or(1.0);
+    if !(0.0..=1.0).contains(&sample_ratio) {
+        return Err(format!(
+            "sample_ratio = {sample_ratio} is not between 0 and 1"
+        ));
+    }
+    if section
+        .service_name
+        .as_deref()
+        .is_some_and(|n| n.trim().is_empty())
+    {
+        return Err("service_name is empty".into());
+    }
+    Ok(TraceConfig {
+        otlp_endpoint,
+        service_name: section.service_name.clone(),
+        sample_ratio,
+    })
 }
 
 /// `[server.http]` with defaults filled in.

@@ -303,7 +303,7 @@ mod tests {
             None,
             settings,
             crate::grants::UserGrants::beside(None),
-            None,
+            Default::default(),
         );
         let (tx, rx) = mpsc::unbounded_channel();
         (

@@ -87,6 +87,8 @@ pub struct Server {
     generation: std::sync::atomic::AtomicU64,
     /// Prometheus metrics, with `[telemetry] metrics_listen`.
     pub metrics: Option<Arc<crate::telemetry::Metrics>>,
+    /// OpenTelemetry traces, when a collector is configured.
+    pub tracing: Option<Arc<crate::telemetry::Tracing>>,
     /// Set once the server is stopping (SIGTERM).
     pub shutdown: crate::shutdown::Shutdown,
 }
@@ -101,7 +103,7 @@ impl Server {
         audit: Option<AuditLog>,
         request_state: StateSettings,
         user_grants: UserGrants,
-        metrics: Option<Arc<crate::telemetry::Metrics>>,
+        telemetry: crate::telemetry::Telemetry,
     ) -> Arc<Server> {
         let audit = audit.map(Arc::new);
         Arc::new(Server {
@@ -119,7 +121,8 @@ impl Server {
             reload: RwLock::new(None),
             loading: Loading::default(),
             generation: std::sync::atomic::AtomicU64::new(1),
-            metrics,
+            metrics: telemetry.metrics,
+            tracing: telemetry.tracing,
             shutdown: crate::shutdown::Shutdown::default(),
         })
     }

@@ -1,12 +1,26 @@
 //! What operators watch the server with: Prometheus metrics and health on an address of their
-//! own (`[telemetry] metrics_listen`), apart from MCP so that they are never public by accident.
+//! own (`[telemetry] metrics_listen`), apart from MCP so that they are never public by accident,
+//! and OpenTelemetry traces exported over OTLP.
 //!
 //! `metrics.rs` keeps the metrics, `health.rs` decides liveness and readiness, `endpoint.rs`
-//! serves them.
+//! serves them, `traces.rs` makes and exports the spans.
 
 mod endpoint;
 pub mod health;
 pub mod metrics;
+pub mod traces;
+
+use std::sync::Arc;
 
 pub use endpoint::{healthz, serve_metrics};
 pub use metrics::{CallRecord, Metrics, Refusal, StreamOpen};
+pub use traces::Tracing;
+
+/// What the server reports to: each part only when configured (nothing is measured otherwise).
+#[derive(Default)]
+pub struct Telemetry {
+    /// Prometheus metrics.
+    pub metrics: Option<Arc<Metrics>>,
+    /// OpenTelemetry traces.
+    pub tracing: Option<Arc<Tracing>>,
+}

@@ -27,7 +27,10 @@ use crate::config::RootsAccess;
 use crate::runtime::Root;
 use crate::runtime::bindings::host::{AskError, InputRequest, ListKind};
 use crate::runtime::bindings::types::ErrorCode;
-use crate::runtime::{CallContext, CallError, ClientChannel, Plugin};
+use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, Plugin};
+use crate::telemetry::{Tracing, traces};
+use opentelemetry::KeyValue;
+use opentelemetry::trace::SpanKind;
 
 /// Every method a client may call in an initialize-based session; anything else is `-32601`,
 /// before or after `initialize`.
@@ -72,6 +75,8 @@ pub(super) async fn dispatch(
     cancelled: CancellationToken,
     stateless: Option<&StatelessCall>,
 ) -> Result<Value, RpcError> {
+    let trace = (session.server.tracing.as_ref())
+        .map(|tracing| request_span(tracing, session, version, id, method, &params));
     let req = Request {
         session,
         id,
@@ -79,7 +84,19 @@ pub(super) async fn dispatch(
         version,
         cancelled,
         stateless,
+        stats: Arc::default(),
+        trace,
     };
+    let result = serve(&req, method).await;
+    if let Some(cx) = &req.trace {
+        end_request_span(cx, &result);
+    }
+    result
+}
+
+/// The request's method, served.
+async fn serve(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
+    let (session, params, version) = (req.session, req.params, req.version);
     let (server, scope) = (&session.server, &session.identity.scope);
     if let Some(kind) = listed_kind(method) {
         // A warm cache loads every plugin within the wait: the first list is whole. Past it
@@ -90,18 +107,95 @@ pub(super) async fn dispatch(
     }
     match method {
         "ping" => Ok(json!({})),
-        "tools/list" => server.list_tools(&params, version, scope),
-        "tools/call" => tools::call(&req).await,
-        "resources/list" => resources::list(&req).await,
-        "resources/templates/list" => server.list_resource_templates(&params, version, scope),
-        "resources/read" => resources::read(&req).await,
-        "resources/subscribe" => resources::subscribe(&req, true).await,
-        "resources/unsubscribe" => resources::subscribe(&req, false).await,
-        "prompts/list" => server.list_prompts(&params, version, scope),
-        "prompts/get" => prompts::get(&req).await,
-        "completion/complete" => completion::complete(&req).await,
-        "logging/setLevel" => logging::set_level(&req),
+        "tools/list" => server.list_tools(params, version, scope),
+        "tools/call" => tools::call(req).await,
+        "resources/list" => resources::list(req).await,
+        "resources/templates/list" => server.list_resource_templates(params, version, scope),
+        "resources/read" => resources::read(req).await,
+        "resources/subscribe" => resources::subscribe(req, true).await,
+        "resources/unsubscribe" => resources::subscribe(req, false).await,
+        "prompts/list" => server.list_prompts(params, version, scope),
+        "prompts/get" => prompts::get(req).await,
+        "completion/complete" => completion::complete(req).await,
+        "logging/setLevel" => logging::set_level(req),
         _ => Err(RpcError::method_not_found(method, "this session")),
+    }
+}
+
+/// The span of one MCP request, as the OpenTelemetry semantic conventions for MCP name it
+/// (`{mcp.method.name} {target}`), under the trace context its `_meta` carries.
+fn request_span(
+    tracing: &Tracing,
+    session: &Session,
+    version: ProtocolVersion,
+    id: &Value,
+    method: &str,
+    params: &Map<String, Value>,
+) -> opentelemetry::Context {
+    let text = |key: &str| params.get(key).and_then(Value::as_str);
+    let mut attributes = vec![
+        KeyValue::new("mcp.method.name", method.to_string()),
+        KeyValue::new("mcp.protocol.version", version.as_str()),
+        KeyValue::new("jsonrpc.request.id", id_text(id)),
+        KeyValue::new("network.transport", session.network_transport()),
+        KeyValue::new("palisade.client", session.caller.to_string()),
+    ];
+    if let Some(session_id) = session.transport_id() {
+        attributes.push(KeyValue::new("mcp.session.id", session_id.to_string()));
+    }
+    if let Some(who) = &session.identity.oauth {
+        attributes.push(KeyValue::new("enduser.id", who.subject.clone()));
+    }
+    let mut name = method.to_string();
+    match (method, text("name"), text("uri")) {
+        ("tools/call", Some(tool), _) => {
+            name = format!("{method} {tool}");
+            attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_string()));
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+        }
+        ("prompts/get", Some(prompt), _) => {
+            name = format!("{method} {prompt}");
+            attributes.push(KeyValue::new("gen_ai.prompt.name", prompt.to_string()));
+        }
+        (_, _, Some(uri)) => attributes.push(KeyValue::new("mcp.resource.uri", uri.to_string())),
+        _ => {}
+    }
+    tracing.span(
+        &traces::meta_context(params),
+        name,
+        SpanKind::Server,
+        attributes,
+    )
+}
+
+/// Ends a request's span: a JSON-RPC error, or a tool's error result, marks it failed.
+fn end_request_span(cx: &opentelemetry::Context, result: &Result<Value, RpcError>) {
+    match result {
+        Ok(value) if value.get("isError") == Some(&Value::Bool(true)) => traces::end_span(
+            cx,
+            Vec::new(),
+            Some((
+                "tool_error".into(),
+                "the tool answered with an error".into(),
+            )),
+        ),
+        Ok(_) => traces::end_span(cx, Vec::new(), None),
+        Err(error) => traces::end_span(
+            cx,
+            vec![KeyValue::new(
+                "rpc.response.status_code",
+                error.code.to_string(),
+            )],
+            Some((error.code.to_string(), error.message.clone())),
+        ),
+    }
+}
+
+/// A JSON-RPC id as span attributes write it.
+fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -123,6 +217,8 @@ pub(super) async fn learn_resource_files(
         version,
         cancelled,
         stateless: Some(call),
+        stats: Arc::default(),
+        trace: None,
     };
     let catalog = session.server.catalog();
     let mut learned: Vec<Arc<str>> = Vec::new();
@@ -159,6 +255,10 @@ pub(super) struct Request<'a> {
     cancelled: CancellationToken,
     /// For a stateless request: its metadata and input round.
     stateless: Option<&'a StatelessCall>,
+    /// What its plugin calls cost, filled in by the sandbox.
+    stats: Arc<CallStats>,
+    /// Its span, when traces are exported: the parent of its plugin calls' spans.
+    trace: Option<opentelemetry::Context>,
 }
 
 impl Request<'_> {
@@ -220,14 +320,44 @@ impl Request<'_> {
             caller: Some(self.session.caller.clone()),
             reuse_key: self.session.reuse_key.clone(),
             grants: Some(self.session.server.grant_questions.clone()),
-            stats: Default::default(),
+            stats: self.stats.clone(),
+        };
+        let span = match (&self.session.server.tracing, &self.trace) {
+            (Some(tracing), Some(parent)) => Some(tracing.span(
+                parent,
+                format!("plugin {}", plugin.name),
+                SpanKind::Internal,
+                vec![KeyValue::new(
+                    "palisade.plugin.name",
+                    plugin.name.to_string(),
+                )],
+            )),
+            _ => None,
         };
         // The forwarder runs in this task, beside the call, rather than spawned: a spawned task
         // tends to wake on the other worker thread, and that hand-off was a visible part of every
         // call's latency. It ends when the call's store, and with it the event sender, is gone,
         // so no notification about this request follows its response.
         let (result, ()) = tokio::join!(f(ctx), forwarder);
+        if let Some(span) = span {
+            end_plugin_span(&span, &self.stats, &result);
+        }
         result
+    }
+
+    /// The trace id of this request: its span's, else the one its `_meta` carries.
+    fn trace_id(&self) -> Option<String> {
+        match &self.trace {
+            Some(cx) => traces::trace_id(cx),
+            None if self
+                .params
+                .get("_meta")
+                .is_some_and(|m| m.get("traceparent").is_some()) =>
+            {
+                traces::trace_id(&traces::meta_context(self.params))
+            }
+            None => None,
+        }
     }
 }
 
@@ -251,6 +381,38 @@ impl Request<'_> {
             .and_then(|m| m.round.as_ref())
             .is_some_and(|r| r.awaiting())
     }
+}
+
+/// Ends a plugin call's span with what the sandbox measured.
+fn end_plugin_span<R>(
+    cx: &opentelemetry::Context,
+    stats: &CallStats,
+    result: &Result<R, CallError>,
+) {
+    let load = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed) as i64;
+    let mut attributes = vec![
+        KeyValue::new("palisade.fuel.used", load(&stats.fuel_used)),
+        KeyValue::new("palisade.memory.peak_bytes", load(&stats.memory_bytes)),
+        KeyValue::new(
+            "palisade.instance.wait_ms",
+            stats.instance_wait_us.load(Ordering::Relaxed) as f64 / 1000.0,
+        ),
+        KeyValue::new(
+            "palisade.instance.reused",
+            stats.reused_instance.load(Ordering::Relaxed),
+        ),
+    ];
+    let error = match result {
+        Ok(_) => None,
+        Err(CallError::Limit(_, limit)) => {
+            attributes.push(KeyValue::new("palisade.limit.hit", limit.kind()));
+            Some(("limit".to_string(), limit.to_string()))
+        }
+        Err(CallError::Plugin(e)) => Some(("plugin_error".to_string(), e.message.clone())),
+        Err(CallError::Stopped(why)) => Some(("stopped".to_string(), why.clone())),
+        Err(CallError::Host(_)) => Some(("host_error".to_string(), "host failure".to_string())),
+    };
+    traces::end_span(cx, attributes, error);
 }
 
 /// The client of a request that cannot ask it anything.

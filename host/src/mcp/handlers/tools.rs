@@ -30,7 +30,7 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
         }
     };
     // Written when the call ends, however it ends (a cancelled call is dropped mid-way).
-    let mut audit = AuditEntry::new(req.session, name, &arguments);
+    let mut audit = AuditEntry::new(req, name, &arguments);
     // A tool of a plugin still loading is waited for.
     let catalog = (req.session.server)
         .catalog_with(Some(name), |c| c.tool(name).is_some())
@@ -79,9 +79,7 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
                 return Ok(wire::call_error(&why));
             }
             let own_name = tool.tool.name.clone();
-            let stats = audit.stats.clone();
-            req.with_plugin(plugin, async |mut ctx| {
-                ctx.stats = stats;
+            req.with_plugin(plugin, async |ctx| {
                 plugin.call_tool(own_name, arguments.to_string(), ctx).await
             })
             .await
@@ -224,19 +222,22 @@ struct AuditEntry<'a> {
     outcome: Option<(&'static str, Option<String>)>,
     /// The limit that stopped the call, if one did.
     limit: Option<&'static str>,
+    /// The trace the call is part of, when it is in one.
+    trace_id: Option<String>,
 }
 
 impl<'a> AuditEntry<'a> {
-    fn new(session: &'a Session, tool: &'a str, arguments: &'a Value) -> AuditEntry<'a> {
+    fn new(req: &Request<'a>, tool: &'a str, arguments: &'a Value) -> AuditEntry<'a> {
         AuditEntry {
-            session,
+            session: req.session,
             tool,
             arguments,
             plugin: None,
             started: Instant::now(),
-            stats: Arc::default(),
+            stats: req.stats.clone(),
             outcome: None,
             limit: None,
+            trace_id: req.trace_id(),
         }
     }
 
@@ -274,6 +275,7 @@ impl Drop for AuditEntry<'_> {
         log.record(&AuditRecord {
             client: &self.session.caller,
             oauth: self.session.identity.oauth.as_deref(),
+            trace_id: self.trace_id.as_deref(),
             plugin: self.plugin.as_deref(),
             tool: self.tool,
             arguments: self.arguments,

@@ -89,6 +89,9 @@ pub struct Session {
     /// Per [`ListKind`], the catalog generation the client last listed from (0: never):
     /// only a list it has can grow under it while plugins load at start.
     listed: [std::sync::atomic::AtomicU64; 3],
+    /// The session's id on its transport (`Mcp-Session-Id`, HTTP+SSE's `sessionId`), for
+    /// traces; none over stdio.
+    transport_id: std::sync::OnceLock<Arc<str>>,
 }
 
 /// Numbers sessions, so each anonymous one reuses only its own plugin instances.
@@ -156,6 +159,7 @@ impl Session {
             log_gate: LogGate::default(),
             subscriptions: Mutex::new(HashSet::new()),
             listed: Default::default(),
+            transport_id: std::sync::OnceLock::new(),
         })
     }
 
@@ -169,6 +173,25 @@ impl Session {
     fn listed_before(&self, kind: ListKind, generation: u64) -> bool {
         let listed = self.listed[list_index(kind)].load(std::sync::atomic::Ordering::Acquire);
         listed != 0 && listed < generation
+    }
+
+    /// Names the session as its transport does (HTTP's `Mcp-Session-Id`).
+    pub fn set_transport_id(&self, id: &str) {
+        let _ = self.transport_id.set(id.into());
+    }
+
+    /// The session's id on its transport, if it has one.
+    pub fn transport_id(&self) -> Option<&str> {
+        self.transport_id.get().map(|id| &**id)
+    }
+
+    /// `network.transport` of the OpenTelemetry conventions: `tcp` (HTTP), `pipe` (stdio).
+    pub fn network_transport(&self) -> &'static str {
+        if self.stateless || self.transport_id.get().is_some() {
+            "tcp"
+        } else {
+            "pipe"
+        }
     }
 
     /// The client's name (a token's name, `stdio` or `anonymous`).

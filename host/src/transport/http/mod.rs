@@ -17,6 +17,7 @@ mod sse;
 mod sse_2024;
 mod stateless;
 mod streams;
+mod trace;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -174,8 +175,26 @@ async fn post_mcp(
     Caller(identity): Caller,
     headers: HeaderMap,
     body: Bytes,
+) -> Response {
+    let mut value = match posted_message(&headers, &body) {
+        Ok(value) => value,
+        Err(refused) => return refused.into_response(),
+    };
+    let span = trace::begin(&state.server, &headers, "/mcp", &mut value);
+    let response = serve_post(&state, identity, &headers, value)
+        .await
+        .into_response();
+    trace::end(span, response.status());
+    response
+}
+
+/// A POST to `/mcp`: stateless, `initialize`, or a message of a session.
+async fn serve_post(
+    state: &Arc<AppState>,
+    identity: Identity,
+    headers: &HeaderMap,
+    value: Value,
 ) -> Result<Response, HttpError> {
-    let value = posted_message(&headers, &body)?;
     auth::check_step_up(&state.server, state.oauth.as_deref(), &identity, &value)?;
     if stateless::is_stateless(&headers, &value) {
         return Ok(stateless::post(&state.server, &headers, identity, value).await);
@@ -295,6 +314,7 @@ async fn initialize(
         streams,
         last_active: Mutex::new(Instant::now()),
     });
+    http_session.session.set_transport_id(&id);
     lock(&state.sessions).insert(id.clone(), http_session);
     tracing::info!(session = id, "HTTP session started");
     let mut response = json_response(StatusCode::OK, &response);

@@ -71,7 +71,7 @@ fn app(with_token: bool) -> axum::Router {
         None,
         settings,
         crate::grants::UserGrants::beside(None),
-        None,
+        Default::default(),
     );
     let options = HttpOptions {
         listen: "127.0.0.1:0".parse().unwrap(),

@@ -41,6 +41,7 @@ pub(super) async fn open(
         Arc::new(Sse2024Outbox(sender)),
         identity,
     );
+    session.set_transport_id(&id);
     lock(&state.sse_2024).insert(id.clone(), Arc::new(Sse2024Session { session }));
     tracing::info!(session = id, "HTTP+SSE session started");
     let endpoint = Event::default()
@@ -82,7 +83,10 @@ pub(super) async fn message(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Response, HttpError> {
-    let value = posted_message(&headers, &body)?;
+    let mut value = posted_message(&headers, &body)?;
+    // Answered at once (202), its requests on the stream: no span of its own, the header's
+    // trace context handed on.
+    super::trace::hand_over_header(&headers, &mut value);
     super::auth::check_step_up(&state.server, state.oauth.as_deref(), &identity, &value)?;
     let found = lock(&state.sse_2024)
         .get(&query.session_id)
