@@ -19,8 +19,7 @@ use anyhow::{Context as _, Result};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::config::{AuditArguments, AuditConfig};
-use crate::oauth::OAuthSubject;
+use crate::config::{AuditArguments, AuditConfig, OAuthSubject};
 
 /// One call, as the audit log records it.
 pub struct AuditRecord<'a> {

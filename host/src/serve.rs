@@ -18,7 +18,7 @@ use crate::reload;
 use crate::runtime::Root;
 use crate::runtime::{Plugin, Runtime};
 use crate::setup::{self, ServeOptions};
-use crate::telemetry::{self, Metrics, Telemetry, Tracing};
+use crate::telemetry::{Metrics, Telemetry, Tracing};
 use crate::transport::http::HttpOptions;
 use crate::transport::http::guard::AllowList;
 use crate::{shutdown, transport};
@@ -117,8 +117,14 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
     );
     server.shutdown.set_grace(config.shutdown_grace);
     if let (Some(listen), Some(metrics)) = (config.metrics_listen, &server.metrics) {
-        metrics.watch(&server, runtime.cache.counts());
-        telemetry::serve_metrics(listen, server.clone(), metrics.clone()).await?;
+        let weak = Arc::downgrade(&server);
+        let plugins = move || {
+            weak.upgrade()
+                .map(|server| transport::health::plugin_state_labels(&server))
+                .unwrap_or_default()
+        };
+        metrics.watch(Box::new(plugins), runtime.cache.counts());
+        transport::metrics_endpoint::serve_metrics(listen, server.clone(), metrics.clone()).await?;
     }
     shutdown::stop_on_signal(server.shutdown.clone());
     let plugins = wanted.len();

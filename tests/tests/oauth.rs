@@ -176,6 +176,7 @@ fn scopes_and_group_claims_decide_what_a_token_sees_and_the_audit_log_names_who(
             metadata_url(&server)
         )
     );
+    assert_eq!(reply.json()["id"], 9, "the refusal answers the request");
 
     // A token with no scope Palisade maps: 403 on any request, naming every scope it maps.
     let bare = idp.must_token("reader", "reader-secret", &server.url, "");

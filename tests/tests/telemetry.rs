@@ -215,7 +215,8 @@ fn readyz_names_plugins_that_failed_to_load() {
     );
     let (_, text) = get(&format!("http://{metrics}/metrics"));
     assert!(
-        text.contains(r#"palisade_plugin_state{plugin="broken",state="failed"} 1"#),
+        text.lines()
+            .any(|l| l == r#"palisade_plugin_state{plugin="broken",state="failed"} 1"#),
         "{text}"
     );
 }
@@ -266,4 +267,24 @@ fn sigterm_finishes_calls_in_flight_ends_streams_and_refuses_new_connections() {
     assert!(status.success(), "{status:?}\n{}", server.stderr());
     assert!(signalled.elapsed() < secs(10), "{:?}", signalled.elapsed());
     assert!(server.stderr().contains("every request in flight finished"));
+}
+
+#[test]
+fn sigterm_over_stdio_answers_the_call_in_flight_then_exits() {
+    let mut s = Server::start(&["--no-watch", "--plugin", &plugin_arg("misbehave")]);
+    s.initialize(LATEST_VERSION);
+    s.wait_ready();
+    let id = s.send_request(
+        "tools/call",
+        json!({"name": "misbehave_sleep", "arguments": {"ms": 1000}}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    s.signal("TERM");
+    let answer = s.wait_response(&id, secs(10));
+    assert!(
+        answer.get("result").is_some_and(|r| !is_tool_error(r)),
+        "{answer}"
+    );
+    let status = s.wait_exit(secs(10));
+    assert!(status.success(), "{status:?}\n{}", s.stderr());
 }

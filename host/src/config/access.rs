@@ -6,7 +6,7 @@ use std::sync::Arc;
 use globset::{Glob, GlobMatcher};
 use sha2::{Digest, Sha256};
 
-use crate::oauth::{OAuthSettings, OAuthSubject};
+use super::OAuthSettings;
 
 /// The scope that grants everything; the default over stdio.
 pub const ALL: &str = "all";
@@ -109,6 +109,17 @@ impl Scope {
             .iter()
             .any(|p| p.item.is_none() && p.plugin.is_match(plugin))
     }
+}
+
+/// Who a verified OAuth access token speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthSubject {
+    /// The `sub` claim: the user, or the client itself for client-credentials tokens.
+    pub subject: String,
+    /// The `client_id` claim (RFC 9068), else `azp`.
+    pub client_id: Option<String>,
+    /// The token's OAuth scopes.
+    pub scopes: Vec<String>,
 }
 
 /// A client as the server knows it: a name for logs, audit and rate limits, and its scope.

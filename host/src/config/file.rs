@@ -135,6 +135,9 @@ pub struct OAuthSection {
     /// Which Palisade scope each OAuth scope grants: `"OAUTH-SCOPE" = "PALISADE-SCOPE"`.
     #[serde(default)]
     pub scopes: BTreeMap<String, String>,
+    /// The OAuth scopes clients are told to ask for (metadata `scopes_supported`, and a token
+    /// that covers nothing); default: every scope of `[auth.oauth.scopes]`.
+    pub advertised_scopes: Option<Vec<String>>,
     /// Scopes granted by other claims (a group, a role).
     #[serde(default)]
     pub rules: Vec<ClaimRuleSection>,

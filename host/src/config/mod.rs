@@ -7,12 +7,14 @@ pub mod access;
 mod file;
 mod keyring;
 mod model;
+mod oauth;
 mod resolve;
 
 pub use crate::sources::parse_sha256;
-pub use access::{AccessConfig, Identity, Scope};
+pub use access::{AccessConfig, Identity, OAuthSubject, Scope};
 pub use file::*;
 pub use model::*;
+pub use oauth::{ClaimRule, OAuthSettings, check_transport};
 pub use resolve::{check_plugin_name, parse_listen, parse_roots_at};
 
 /// A configuration error, with where it is and how to fix it.
@@ -184,6 +186,13 @@ output_kib = 1
             .unwrap_err()
             .to_string();
         assert!(err.contains("grants nothing"), "{err}");
+        let err = parse(&format!(
+            "{base}issuer = \"https://id.example.com\"\nadvertised_scopes = [\"tools:write\"]\n{map}"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("advertised_scopes"), "{err}");
+        assert_eq!(oauth.advertised, ["tools:read"]);
         let err = parse(&format!(
             "{base}issuer = \"https://id.example.com\"\n[auth.oauth.scopes]\n\"x\" = \"writers\"\n"
         ))

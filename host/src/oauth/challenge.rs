@@ -20,7 +20,7 @@ impl Challenge {
         let path = resource.path().trim_end_matches('/');
         metadata.set_path(&format!("/.well-known/oauth-protected-resource{path}"));
         metadata.set_query(None);
-        let scopes: Vec<&str> = settings.scopes.keys().map(String::as_str).collect();
+        let scopes: Vec<&str> = settings.advertised.iter().map(String::as_str).collect();
         let mut document = json!({
             "resource": canonical(resource),
             "authorization_servers": [settings.issuer],
@@ -103,6 +103,7 @@ mod tests {
                 ("tools:read".to_string(), Arc::new(Scope::all())),
                 ("tools:admin".to_string(), Arc::new(Scope::all())),
             ]),
+            advertised: vec!["tools:admin".into(), "tools:read".into()],
             rules: Vec::new(),
         }
     }

@@ -131,6 +131,7 @@ mod tests {
                     scope("files-read", &["files/read_*"]),
                 ),
             ]),
+            advertised: vec!["tools:hello".into()],
             rules: vec![ClaimRule {
                 claim: "realm_access.roles".into(),
                 equals: "admin".into(),

@@ -13,7 +13,7 @@ use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet, KeyAlgorithm, PublicKe
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde::Deserialize;
 
-use super::settings::check_transport;
+use crate::config::check_transport;
 
 /// Largest metadata document or key set read.
 const MAX_DOCUMENT_BYTES: usize = 256 * 1024;

@@ -4,14 +4,14 @@
 //! resource identifier), expiry and algorithm; their scopes and other claims mapped to
 //! Palisade's scopes. Tokens are read here and nowhere else: plugins never see them.
 //!
-//! `settings.rs` is the configuration, `keys.rs` the issuer's keys (discovery, JWKS, refresh),
-//! `grants.rs` what a verified token may use, `challenge.rs` what a refused client is told
-//! (RFC 6750 `WWW-Authenticate`, RFC 9728 protected resource metadata).
+//! The settings are the configuration's (`config::OAuthSettings`); here `keys.rs` holds the
+//! issuer's keys (discovery, JWKS, refresh), `grants.rs` decides what a verified token may use,
+//! `challenge.rs` what a refused client is told (RFC 6750 `WWW-Authenticate`, RFC 9728 protected
+//! resource metadata).
 
 mod challenge;
 mod grants;
 mod keys;
-mod settings;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,9 +22,9 @@ use serde_json::{Map, Value};
 
 pub use challenge::Challenge;
 pub use keys::KeyCache;
-pub use settings::{ClaimRule, OAuthSettings};
 
 use crate::config::Scope;
+pub use crate::config::{ClaimRule, OAuthSettings, OAuthSubject};
 
 /// Longest token looked at; a JWT from a real provider is a few KiB.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -34,17 +34,6 @@ const MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(10);
 /// Keys are fetched again this often even when nothing asks, so a key the provider withdrew
 /// stops being trusted.
 pub const KEYS_MAX_AGE: Duration = Duration::from_secs(3600);
-
-/// Who a verified token speaks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OAuthSubject {
-    /// The `sub` claim: the user, or the client itself for client-credentials tokens.
-    pub subject: String,
-    /// The `client_id` claim (RFC 9068), else `azp`.
-    pub client_id: Option<String>,
-    /// The token's OAuth scopes.
-    pub scopes: Vec<String>,
-}
 
 /// A token that checked out.
 #[derive(Debug)]

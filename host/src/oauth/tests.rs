@@ -44,6 +44,7 @@ fn verifier(algorithms: Vec<Algorithm>) -> OAuth {
         clock_skew: Duration::from_secs(60),
         scope_claim: None,
         scopes: BTreeMap::from([("tools:hello".to_string(), scope(&["hello"]))]),
+        advertised: vec!["tools:hello".into()],
         rules: Vec::new(),
     };
     let oauth = OAuth::new(settings, url::Url::parse(RESOURCE).unwrap()).unwrap();

@@ -2,17 +2,15 @@
 //! own (`[telemetry] metrics_listen`), apart from MCP so that they are never public by accident,
 //! and OpenTelemetry traces exported over OTLP.
 //!
-//! `metrics.rs` keeps the metrics, `health.rs` decides liveness and readiness, `endpoint.rs`
-//! serves them, `traces.rs` makes and exports the spans.
+//! `metrics.rs` keeps the metrics, `traces.rs` makes and exports the spans. What serves them
+//! (the metrics address, health) is a transport: `transport::metrics_endpoint` and
+//! `transport::health`. This module knows nothing of the server above it.
 
-mod endpoint;
-pub mod health;
 pub mod metrics;
 pub mod traces;
 
 use std::sync::Arc;
 
-pub use endpoint::{healthz, serve_metrics};
 pub use metrics::{CallRecord, Metrics, Refusal, StreamOpen};
 pub use traces::Tracing;
 

@@ -93,7 +93,7 @@ pub fn authenticate(
             ),
         };
         let wanted: Vec<&str> = oauth
-            .map(|o| o.settings().scopes.keys().map(String::as_str).collect())
+            .map(|o| o.settings().advertised.iter().map(String::as_str).collect())
             .unwrap_or_default();
         return Checked::Refuse(refusal.insufficient_scope(&wanted, &why));
     }
@@ -153,7 +153,8 @@ pub fn check_step_up(
     .insufficient_scope(
         &wanted,
         &format!("`{name}` needs one of these scopes: {}", wanted.join(", ")),
-    ))
+    )
+    .about(&crate::mcp::jsonrpc::reply_id(message)))
 }
 
 /// The refusals, with the challenge OAuth clients read (RFC 6750 and RFC 9728) when

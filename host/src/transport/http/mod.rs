@@ -159,7 +159,7 @@ fn router(state: Arc<AppState>) -> axum::Router {
             get(resource_server::metadata),
         )
         // For load balancers' probes; the plugins' names only on the metrics address.
-        .route("/healthz", get(crate::telemetry::healthz))
+        .route("/healthz", get(super::health::healthz))
         .route("/readyz", get(readyz));
     checked
         .merge(public)
@@ -406,7 +406,7 @@ async fn delete_mcp(
 
 /// `/readyz` on the MCP address: the status alone (see `telemetry::health`).
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    let (status, body) = crate::telemetry::health::readiness(&state.server, false);
+    let (status, body) = super::health::readiness(&state.server, false);
     json_response(status, &body)
 }
 

@@ -50,6 +50,11 @@ fn noop_tool() -> HostTool {
 
 /// The router of a server serving one in-host tool, with or without a token.
 fn app(with_token: bool) -> axum::Router {
+    app_and_server(with_token).0
+}
+
+/// [`app`], and the server behind it.
+fn app_and_server(with_token: bool) -> (axum::Router, Arc<Server>) {
     let mut access = AccessConfig::default();
     if with_token {
         access.tokens.push(Token {
@@ -83,14 +88,15 @@ fn app(with_token: bool) -> axum::Router {
         max_sessions: 4,
         max_sessions_per_client: 2,
     };
-    router(Arc::new(AppState {
-        server,
+    let app = router(Arc::new(AppState {
+        server: server.clone(),
         options,
         sessions: Mutex::new(HashMap::new()),
         sse_2024: Mutex::new(HashMap::new()),
         history: ServerHistory::default(),
         oauth: None,
-    }))
+    }));
+    (app, server)
 }
 
 fn post(body: &Value) -> axum::http::request::Builder {
@@ -151,6 +157,51 @@ async fn a_foreign_origin_is_refused_before_the_body_is_read() {
             .contains("Origin"),
         "{}",
         answer.json
+    );
+}
+
+#[tokio::test]
+async fn readyz_says_loading_then_degraded_then_stopping_without_naming_plugins() {
+    let (app, server) = app_and_server(true);
+    let ready = || Request::get("/readyz").header(header::HOST, "127.0.0.1:8080");
+    // No token needed: load balancers probe it.
+    let (status, answer) = send(app.clone(), ready()).await;
+    assert_eq!(
+        (status, answer.json.clone()),
+        (StatusCode::OK, json!({"status": "ready"}))
+    );
+    server.loading.begin(vec![crate::mcp::Pending {
+        name: "slow".into(),
+        prefix: "slow".into(),
+        wait: Duration::from_secs(1),
+    }]);
+    let (status, answer) = send(app.clone(), ready()).await;
+    assert_eq!(
+        (status, answer.json.clone()),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"status": "loading"})
+        )
+    );
+    let (_, detail) = crate::transport::health::readiness(&server, true);
+    assert_eq!(detail["loading"], json!(["slow"]));
+    // Loaded, but not served: it failed.
+    server.loading.finished("slow");
+    let (status, answer) = send(app.clone(), ready()).await;
+    assert_eq!(
+        (status, answer.json.clone()),
+        (StatusCode::OK, json!({"status": "degraded"}))
+    );
+    let (_, detail) = crate::transport::health::readiness(&server, true);
+    assert_eq!(detail["failed"], json!(["slow"]));
+    server.shutdown.begin();
+    let (status, answer) = send(app, ready()).await;
+    assert_eq!(
+        (status, answer.json),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"status": "stopping"})
+        )
     );
 }
 

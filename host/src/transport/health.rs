@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
 use serde_json::{Value, json};
 
 use crate::mcp::Server;
@@ -51,6 +52,24 @@ pub fn plugin_states(server: &Server) -> Vec<(Arc<str>, PluginState)> {
             };
             (name, state)
         })
+        .collect()
+}
+
+/// `/healthz`: the process answers.
+pub async fn healthz() -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"status":"alive"}"#,
+    )
+        .into_response()
+}
+
+/// Each configured plugin's state as the metrics label it.
+pub fn plugin_state_labels(server: &Server) -> Vec<(Arc<str>, &'static str)> {
+    plugin_states(server)
+        .into_iter()
+        .map(|(name, state)| (name, state.label()))
         .collect()
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use jsonwebtoken::Algorithm;
 
-use crate::config::{OAuthSection, Scope};
+use super::{OAuthSection, Scope};
 
 /// Accepted unless the configuration says otherwise: every asymmetric algorithm the verifier
 /// knows. HMAC (`HS*`) is never accepted: its key would be a secret shared with the provider,
@@ -40,6 +40,8 @@ pub struct OAuthSettings {
     pub scope_claim: Option<String>,
     /// OAuth scope to the Palisade scope it grants.
     pub scopes: BTreeMap<String, Arc<Scope>>,
+    /// The OAuth scopes clients are told to ask for.
+    pub advertised: Vec<String>,
     /// Scopes granted by other claims.
     pub rules: Vec<ClaimRule>,
 }
@@ -132,6 +134,17 @@ impl OAuthSettings {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
+        let advertised = match section.advertised_scopes {
+            None => scopes.keys().cloned().collect(),
+            Some(list) => {
+                if let Some(unknown) = list.iter().find(|s| !scopes.contains_key(*s)) {
+                    return Err(format!(
+                        "oauth.advertised_scopes: {unknown:?} is not a key of [auth.oauth.scopes]: it would grant nothing"
+                    ));
+                }
+                list
+            }
+        };
         if scopes.is_empty() && rules.is_empty() {
             return Err(
                 "[auth.oauth] grants nothing: no token could use any tool\nhow to fix: map OAuth scopes to Palisade scopes under [auth.oauth.scopes] (\"tools:read\" = \"readers\"), or add [[auth.oauth.rules]]".into(),
@@ -144,6 +157,7 @@ impl OAuthSettings {
             clock_skew,
             scope_claim: section.scope_claim,
             scopes,
+            advertised,
             rules,
         })
     }
@@ -166,6 +180,7 @@ impl OAuthSettings {
             && self.algorithms == other.algorithms
             && self.clock_skew == other.clock_skew
             && self.scope_claim == other.scope_claim
+            && self.advertised == other.advertised
             && scope_names(self) == scope_names(other)
     }
 }

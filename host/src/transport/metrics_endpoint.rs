@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::health::readiness;
-use super::metrics::Metrics;
 use crate::mcp::Server;
+use crate::telemetry::Metrics;
 
 struct Endpoint {
     server: Arc<Server>,
@@ -36,7 +36,7 @@ pub async fn serve_metrics(
     eprintln!("palisade: metrics on http://{address}/metrics");
     let app = axum::Router::new()
         .route("/metrics", get(metrics_text))
-        .route("/healthz", get(healthz))
+        .route("/healthz", get(super::health::healthz))
         .route("/readyz", get(readyz))
         .with_state(Arc::new(Endpoint { server, metrics }));
     tokio::spawn(async move {
@@ -54,16 +54,6 @@ async fn metrics_text(State(endpoint): State<Arc<Endpoint>>) -> Response {
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
         endpoint.metrics.encode(),
-    )
-        .into_response()
-}
-
-/// Alive: the process answers.
-pub async fn healthz() -> Response {
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        r#"{"status":"alive"}"#,
     )
         .into_response()
 }
