@@ -61,6 +61,15 @@ impl HttpServer {
         HttpClient::new(&self.url)
     }
 
+    /// A client sending `Authorization: Bearer <token>` with every request.
+    pub fn client_with_token(&self, token: &str) -> HttpClient {
+        let mut client = self.client();
+        client
+            .headers
+            .push(("Authorization".into(), format!("Bearer {token}")));
+        client
+    }
+
     /// Everything the server wrote on stderr so far.
     pub fn stderr(&self) -> String {
         self.process.stderr()

@@ -54,6 +54,15 @@ pub fn plugin_arg(name: &str) -> String {
     path_str(&plugin_path(name))
 }
 
+/// `[plugins.NAME]` sections serving the built plugins `names`, for a test's configuration.
+pub fn plugin_sections(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| format!("[plugins.{name}]\npath = {}\n", toml_str(&plugin_arg(name))))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The directory holding `<version>/schema.json` for every MCP revision.
 pub fn schema_dir() -> PathBuf {
     let dir = match std::env::var_os("PALISADE_MCP_SPEC") {

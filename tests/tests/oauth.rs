@@ -51,16 +51,11 @@ scope = "everything"
 [audit]
 path = "audit.log"
 
-[plugins.hello]
-path = {hello}
-
-[plugins.misbehave]
-path = {misbehave}
+{plugins}
 {extra}
 "#,
             issuer = toml_str(issuer),
-            hello = toml_str(&plugin_arg("hello")),
-            misbehave = toml_str(&plugin_arg("misbehave")),
+            plugins = plugin_sections(&["hello", "misbehave"]),
         ),
     );
     path
@@ -80,11 +75,7 @@ fn start(config: &Path) -> HttpServer {
 }
 
 fn bearer(server: &HttpServer, token: &str) -> HttpClient {
-    let mut client = server.client();
-    client
-        .headers
-        .push(("Authorization".into(), format!("Bearer {token}")));
-    client
+    server.client_with_token(token)
 }
 
 fn tool_names(client: &mut HttpClient) -> Vec<String> {
@@ -434,26 +425,35 @@ fn the_python_and_typescript_sdks_sign_in_with_client_credentials() {
     let greet = json!({"name": "sdk"}).to_string();
 
     // Python: discovery from the 401, a token for every scope the metadata lists.
-    let mut python = std::process::Command::new(pyclient_python());
-    python
-        .arg(repo_root().join("tests/clients/python_oauth.py"))
-        .args([
-            &server.url,
-            &idp.issuer,
-            "admin",
-            "admin-secret",
-            "hello_greet",
-            &greet,
-        ]);
-    let summary = run_client(python, &context);
-    let tools: Vec<&str> = summary["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let python = |args: &[&str]| {
+        let mut command = std::process::Command::new(pyclient_python());
+        command
+            .arg(repo_root().join("tests/clients/python_oauth.py"))
+            .arg(&server.url)
+            .args(args);
+        run_client(command, &context)
+    };
+    let typescript = |args: &[&str]| {
+        let mut command = std::process::Command::new(node22());
+        command
+            .current_dir(repo_root().join("tests/clients"))
+            .arg("ts_oauth.mjs")
+            .arg(&server.url)
+            .args(args);
+        run_client(command, &context)
+    };
+    let names = |summary: &Value| -> Vec<String> {
+        summary["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    let summary = python(&[&idp.issuer, "admin", "admin-secret", "hello_greet", &greet]);
+    let tools = names(&summary);
     assert!(
-        tools.contains(&"misbehave_ok") && tools.contains(&"hello_greet"),
+        tools.iter().any(|t| t == "misbehave_ok") && tools.iter().any(|t| t == "hello_greet"),
         "{summary}"
     );
     assert_eq!(summary["call"]["isError"], false, "{summary}");
@@ -463,44 +463,31 @@ fn the_python_and_typescript_sdks_sign_in_with_client_credentials() {
     );
 
     // TypeScript: the scope it is told; the lists follow it.
-    let mut node = std::process::Command::new(node22());
-    node.current_dir(repo_root().join("tests/clients"))
-        .arg("ts_oauth.mjs")
-        .args([
-            &server.url,
-            &idp.issuer,
-            "reader",
-            "reader-secret",
-            "tools:hello",
-            "hello_greet",
-            &greet,
-        ]);
-    let summary = run_client(node, &context);
-    let tools = summary["tools"].as_array().unwrap();
+    let summary = typescript(&[
+        &idp.issuer,
+        "reader",
+        "reader-secret",
+        "tools:hello",
+        "hello_greet",
+        &greet,
+    ]);
+    let tools = names(&summary);
     assert!(
-        !tools.is_empty()
-            && tools
-                .iter()
-                .all(|t| t.as_str().unwrap().starts_with("hello_")),
+        !tools.is_empty() && tools.iter().all(|t| t.starts_with("hello_")),
         "{summary}"
     );
     assert_eq!(summary["call"]["isError"], false, "{summary}");
 
     // A token obtained beforehand, through each SDK's plain header support.
     let token = idp.must_token("reader", "reader-secret", &server.url, "tools:hello");
-    let mut python = std::process::Command::new(pyclient_python());
-    python
-        .arg(repo_root().join("tests/clients/python_oauth.py"))
-        .args([&server.url, "--token", &token, "hello_greet", &greet]);
-    let summary = run_client(python, &context);
-    assert!(
-        summary["call"]["text"].as_str().unwrap().contains("sdk"),
-        "{summary}"
-    );
-    let mut node = std::process::Command::new(node22());
-    node.current_dir(repo_root().join("tests/clients"))
-        .arg("ts_oauth.mjs")
-        .args([&server.url, "--token", &token, "hello_greet", &greet]);
-    let summary = run_client(node, &context);
-    assert_eq!(summary["call"]["isError"], false, "{summary}");
+    for summary in [
+        python(&["--token", &token, "hello_greet", &greet]),
+        typescript(&["--token", &token, "hello_greet", &greet]),
+    ] {
+        assert!(
+            summary["call"]["text"].as_str().unwrap().contains("sdk"),
+            "{summary}"
+        );
+        assert_eq!(summary["call"]["isError"], false, "{summary}");
+    }
 }

@@ -26,18 +26,12 @@ name = "ops"
 env = "TELEMETRY_TOKEN"
 scope = "all"
 
-[plugins.hello]
-path = {hello}
-
-[plugins.misbehave]
-path = {misbehave}
-
+{plugins}
 [plugins.misbehave.limits]
 fuel_per_call = 5000000
 {extra}
 "#,
-            hello = toml_str(&plugin_arg("hello")),
-            misbehave = toml_str(&plugin_arg("misbehave")),
+            plugins = plugin_sections(&["hello", "misbehave"]),
         ),
     );
     path
@@ -65,11 +59,7 @@ fn start(config: &Path) -> (HttpServer, String) {
 }
 
 fn client(server: &HttpServer) -> HttpClient {
-    let mut client = server.client();
-    client
-        .headers
-        .push(("Authorization".into(), format!("Bearer {TOKEN}")));
-    client
+    server.client_with_token(TOKEN)
 }
 
 /// GETs `url`: the status and the body.

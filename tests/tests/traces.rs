@@ -98,18 +98,12 @@ service_name = "palisade-under-test"
 [audit]
 path = "audit.log"
 
-[plugins.hello]
-path = {hello}
-
-[plugins.misbehave]
-path = {misbehave}
-
+{plugins}
 [plugins.misbehave.limits]
 fuel_per_call = 5000000
 "#,
             endpoint = toml_str(&receiver.url),
-            hello = toml_str(&plugin_arg("hello")),
-            misbehave = toml_str(&plugin_arg("misbehave")),
+            plugins = plugin_sections(&["hello", "misbehave"]),
         ),
     );
     let server = HttpServer::start_with(
@@ -245,8 +239,8 @@ fn without_a_collector_the_audit_log_still_names_the_clients_trace() {
     write_file(
         &config,
         format!(
-            "[audit]\npath = \"audit.log\"\n\n[plugins.hello]\npath = {}\n",
-            toml_str(&plugin_arg("hello"))
+            "[audit]\npath = \"audit.log\"\n\n{}",
+            plugin_sections(&["hello"])
         ),
     );
     let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);

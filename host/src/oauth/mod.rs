@@ -12,6 +12,7 @@
 mod challenge;
 mod grants;
 mod keys;
+mod verified_cache;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +37,7 @@ const MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(10);
 pub const KEYS_MAX_AGE: Duration = Duration::from_secs(3600);
 
 /// A token that checked out.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Verified {
     /// Who it speaks for.
     pub subject: OAuthSubject,
@@ -61,6 +62,7 @@ pub struct OAuth {
     audiences: Vec<String>,
     keys: KeyCache,
     challenge: Challenge,
+    verified: verified_cache::VerifiedCache,
 }
 
 impl OAuth {
@@ -77,6 +79,7 @@ impl OAuth {
             resource: resource_text,
             audiences,
             challenge,
+            verified: Default::default(),
         })
     }
 
@@ -100,7 +103,12 @@ impl OAuth {
     /// keys could not be fetched; the keys held stay.
     pub async fn refresh_keys(&self, scheduled: bool) -> anyhow::Result<bool> {
         let asked_by_token = (!scheduled).then_some(MIN_REFRESH_INTERVAL);
-        self.keys.refresh(asked_by_token).await
+        let refreshed = self.keys.refresh(asked_by_token).await?;
+        if refreshed {
+            // A key may be gone: tokens are checked against the new set from now on.
+            self.verified.clear();
+        }
+        Ok(refreshed)
     }
 
     /// The issuer's keys.
@@ -114,12 +122,30 @@ impl OAuth {
         self.keys.fetched()
     }
 
-    /// Checks `token`: signature, algorithm, issuer, audience, expiry; then what it grants.
+    /// Checks `token`: signature, algorithm, issuer, audience, expiry; then what it grants. A
+    /// token verified before (the same bytes) only has its expiry checked again.
     pub fn verify(&self, token: &str) -> Result<Verified, Rejected> {
         let invalid = |why: &str| Rejected::Invalid(why.to_string());
         if token.len() > MAX_TOKEN_BYTES {
             return Err(invalid("the token is too long"));
         }
+        let key = verified_cache::VerifiedCache::key(token);
+        let now = jsonwebtoken::get_current_timestamp();
+        if let Some(verified) = self.verified.get(&key, now) {
+            return Ok(verified);
+        }
+        let verified = self.verify_signed(token)?;
+        // `exp` is there and a number: the check just passed required it.
+        if let Some(exp) = verified.1 {
+            let until = exp.saturating_add(self.settings.clock_skew.as_secs());
+            self.verified.insert(key, verified.0.clone(), until, now);
+        }
+        Ok(verified.0)
+    }
+
+    /// [`OAuth::verify`] without the cache: the token and its `exp`.
+    fn verify_signed(&self, token: &str) -> Result<(Verified, Option<u64>), Rejected> {
+        let invalid = |why: &str| Rejected::Invalid(why.to_string());
         // Parsing the header before the signature is checked is safe: it only picks the key, and
         // `alg: none` (an unsigned token) or an unknown algorithm fails to parse.
         let header = decode_header(token).map_err(|e| match e.kind() {
@@ -147,7 +173,9 @@ impl OAuth {
         let claims = decode::<Map<String, Value>>(token, key, &validation)
             .map_err(|e| Rejected::Invalid(reason(e.kind()).to_string()))?
             .claims;
-        grants::verified(&self.settings, &claims).map_err(Rejected::Invalid)
+        let exp = claims.get("exp").and_then(Value::as_u64);
+        let verified = grants::verified(&self.settings, &claims).map_err(Rejected::Invalid)?;
+        Ok((verified, exp))
     }
 
     /// The OAuth scopes that would let a client use `item` of `plugin` (a tool or a prompt), for

@@ -170,3 +170,40 @@ fn signatures_keys_and_algorithms_are_checked() {
         );
     }
 }
+
+#[test]
+fn a_token_verified_once_is_remembered_until_it_expires_or_the_keys_change() {
+    let oauth = verifier(vec![Algorithm::EdDSA]);
+    let now = get_current_timestamp();
+    let token = token(1, Some("k1"), &claims());
+    assert!(oauth.verify(&token).is_ok());
+    // The key is withdrawn: the remembered token still passes until the keys are fetched again
+    // (which empties the cache; here the test swaps them and empties it as a fetch would).
+    oauth.keys().set(&JwkSet {
+        keys: vec![jwk(2, "k2")],
+    });
+    assert!(oauth.verify(&token).is_ok());
+    oauth.verified.clear();
+    assert_eq!(oauth.verify(&token).unwrap_err(), Rejected::UnknownKey);
+    // Expiry is checked on every use, remembered or not.
+    oauth.keys().set(&JwkSet {
+        keys: vec![jwk(1, "k1")],
+    });
+    let short = token_expiring(now + 1);
+    assert!(oauth.verify(&short).is_ok());
+    let key = verified_cache::VerifiedCache::key(&short);
+    assert!(
+        oauth.verified.get(&key, now + 1 + 60).is_some(),
+        "within the clock skew"
+    );
+    assert!(oauth.verified.get(&key, now + 1 + 61).is_none());
+    // A changed byte is another token: checked in full.
+    let mut forged = token.clone().into_bytes();
+    let last = forged.len() - 1;
+    forged[last] = if forged[last] == b'A' { b'B' } else { b'A' };
+    assert!(oauth.verify(std::str::from_utf8(&forged).unwrap()).is_err());
+}
+
+fn token_expiring(exp: u64) -> String {
+    token(1, Some("k1"), &with(json!({"exp": exp})))
+}
