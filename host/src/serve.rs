@@ -13,7 +13,7 @@ use crate::catalog::{Catalog, HostTool, InHostTools};
 use crate::grants::UserGrants;
 use crate::mcp::roots::ServedRoots;
 use crate::mcp::stateless::request_state::StateKey;
-use crate::mcp::{Server, StateSettings};
+use crate::mcp::{Reports, Server, StateSettings};
 use crate::reload;
 use crate::runtime::Root;
 use crate::runtime::{Plugin, Runtime};
@@ -107,12 +107,14 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
             at: config.roots_at,
         },
         config.access.clone(),
-        audit,
         request_state,
         UserGrants::beside(options.config.as_deref()),
-        Telemetry {
-            metrics: config.metrics_listen.map(|_| Metrics::new()),
-            tracing: Tracing::start(&config.traces)?,
+        Reports {
+            audit,
+            telemetry: Telemetry {
+                metrics: config.metrics_listen.map(|_| Metrics::new()),
+                tracing: Tracing::start(&config.traces)?,
+            },
         },
     );
     server.shutdown.set_grace(config.shutdown_grace);

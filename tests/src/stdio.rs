@@ -874,7 +874,7 @@ impl Server {
 
     /// Sends the server `signal` (`TERM`, `INT`).
     pub fn signal(&self, signal: &str) {
-        let status = std::process::Command::new("kill")
+        let status = Command::new("kill")
             .args([format!("-{signal}"), self.child.id().to_string()])
             .status()
             .expect("run kill");

@@ -926,7 +926,7 @@ fn resolve_access(auth: AuthSection, base: &Path) -> Result<AccessConfig, String
     }
     let oauth = auth
         .oauth
-        .map(|section| super::OAuthSettings::resolve(section, &find))
+        .map(|section| super::OAuthSettings::resolve(section, find))
         .transpose()?;
     Ok(AccessConfig {
         tokens,

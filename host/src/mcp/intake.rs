@@ -300,7 +300,6 @@ mod tests {
             50,
             Default::default(),
             AccessConfig::default(),
-            None,
             settings,
             crate::grants::UserGrants::beside(None),
             Default::default(),

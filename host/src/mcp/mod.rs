@@ -93,6 +93,16 @@ pub struct Server {
     pub shutdown: crate::shutdown::Shutdown,
 }
 
+/// Where the server reports what it does, each when configured: the audit log, metrics and
+/// traces.
+#[derive(Default)]
+pub struct Reports {
+    /// One line per tool call.
+    pub audit: Option<AuditLog>,
+    /// Prometheus metrics and OpenTelemetry traces.
+    pub telemetry: crate::telemetry::Telemetry,
+}
+
 impl Server {
     /// The server around `catalog`, with its settings.
     pub fn new(
@@ -100,11 +110,11 @@ impl Server {
         page_size: usize,
         roots: roots::ServedRoots,
         access: AccessConfig,
-        audit: Option<AuditLog>,
         request_state: StateSettings,
         user_grants: UserGrants,
-        telemetry: crate::telemetry::Telemetry,
+        reports: Reports,
     ) -> Arc<Server> {
+        let Reports { audit, telemetry } = reports;
         let audit = audit.map(Arc::new);
         Arc::new(Server {
             coalescer: coalesce::Coalescer::default(),

@@ -99,7 +99,7 @@ impl OAuth {
     }
 
     /// Fetches the issuer's keys again: `scheduled` at the start and every hour, else for a
-    /// token naming an unknown key, at most every [`MIN_REFRESH_INTERVAL`]. Err says why the
+    /// token naming an unknown key, at most every 10 s. Err says why the
     /// keys could not be fetched; the keys held stay.
     pub async fn refresh_keys(&self, scheduled: bool) -> anyhow::Result<bool> {
         let asked_by_token = (!scheduled).then_some(MIN_REFRESH_INTERVAL);

@@ -196,16 +196,16 @@ async fn serve_post(
     value: Value,
 ) -> Result<Response, HttpError> {
     auth::check_step_up(&state.server, state.oauth.as_deref(), &identity, &value)?;
-    if stateless::is_stateless(&headers, &value) {
-        return Ok(stateless::post(&state.server, &headers, identity, value).await);
+    if stateless::is_stateless(headers, &value) {
+        return Ok(stateless::post(&state.server, headers, identity, value).await);
     }
     // Errors about the POST echo its request's id, when it has a usable one.
     let id = jsonrpc::reply_id(&value);
-    check_session_version(&headers, &id)?;
+    check_session_version(headers, &id)?;
     if value.get("method").and_then(Value::as_str) == Some("initialize") {
-        return initialize(&state, value, identity).await;
+        return initialize(state, value, identity).await;
     }
-    let http_session = find_session(&state, &headers, &identity, &id)?;
+    let http_session = find_session(state, headers, &identity, &id)?;
     let session = &http_session.session;
     let (answered, replies, batch) = match value {
         Value::Array(messages) => {

@@ -73,7 +73,6 @@ fn app_and_server(with_token: bool) -> (axum::Router, Arc<Server>) {
         50,
         Default::default(),
         access,
-        None,
         settings,
         crate::grants::UserGrants::beside(None),
         Default::default(),
