@@ -169,6 +169,36 @@ fn scopes_and_group_claims_decide_what_a_token_sees_and_the_audit_log_names_who(
     );
     assert_eq!(reply.json()["id"], 9, "the refusal answers the request");
 
+    // Step-up within the session: a new token with the scope asked for serves the call; a
+    // later token with fewer scopes narrows the session again.
+    let wider = idp.must_token(
+        "reader",
+        "reader-secret",
+        &server.url,
+        "tools:hello tools:misbehave",
+    );
+    let session = reader.session_id.clone();
+    let mut stepped = bearer(&server, &wider);
+    stepped.session_id = session.clone();
+    let ok = stepped.call_tool("misbehave_ok", json!({}));
+    assert!(!is_tool_error(&ok), "{ok}");
+    assert!(
+        tool_names(&mut stepped)
+            .iter()
+            .any(|n| n.starts_with("misbehave_"))
+    );
+    let narrower = idp.must_token("reader", "reader-secret", &server.url, "tools:hello");
+    let mut narrowed = bearer(&server, &narrower);
+    narrowed.session_id = session;
+    let reply = narrowed.post(&json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "misbehave_ok", "arguments": {}}}));
+    assert_eq!(reply.status, 403);
+    assert!(
+        tool_names(&mut narrowed)
+            .iter()
+            .all(|n| n.starts_with("hello_"))
+    );
+
     // A token with no scope Palisade maps: 403 on any request, naming every scope it maps.
     let bare = idp.must_token("reader", "reader-secret", &server.url, "");
     assert_eq!(

@@ -85,7 +85,7 @@ pub(super) async fn complete(req: &Request<'_>) -> Result<Value, RpcError> {
 
 /// Whether the prompt or template a completion is about is in the client's scope.
 fn completion_in_scope(session: &Session, catalog: &Catalog, target: &CompletionTarget) -> bool {
-    let scope = &session.identity.scope;
+    let scope = &session.scope();
     match target {
         CompletionTarget::Prompt(name) => catalog
             .prompt(name)

@@ -97,7 +97,7 @@ pub(super) async fn dispatch(
 /// The request's method, served.
 async fn serve(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
     let (session, params, version) = (req.session, req.params, req.version);
-    let (server, scope) = (&session.server, &session.identity.scope);
+    let (server, scope) = (&session.server, &session.scope());
     if let Some(kind) = listed_kind(method) {
         // A warm cache loads every plugin within the wait: the first list is whole. Past it
         // the list holds what is ready, and `list_changed` tells of the rest.

@@ -24,7 +24,7 @@ pub(super) async fn get(req: &Request<'_>) -> Result<Value, RpcError> {
         .await;
     let prompt = catalog
         .prompt(name)
-        .filter(|p| Catalog::prompt_in_scope(p, &req.session.identity.scope))
+        .filter(|p| Catalog::prompt_in_scope(p, &req.session.scope()))
         .ok_or_else(|| RpcError::invalid_params(format!("unknown prompt: {name}")))?;
     let arguments = prompt
         .check_arguments(&arguments)

@@ -19,7 +19,7 @@ pub(super) async fn list(req: &Request<'_>) -> Result<Value, RpcError> {
     let catalog = req.session.server.catalog();
     let plugins: Vec<Arc<Plugin>> = catalog
         .resource_plugins()
-        .filter(|p| req.session.identity.scope.allows_plugin(&p.name))
+        .filter(|p| req.session.scope().allows_plugin(&p.name))
         .cloned()
         .collect();
     // Listed live, every plugin at once: their lists follow the files behind them.
@@ -97,7 +97,7 @@ pub(super) async fn read(req: &Request<'_>) -> Result<Value, RpcError> {
     let plugin = catalog
         .resources
         .route(uri)
-        .filter(|p| req.session.identity.scope.allows_plugin(&p.name))
+        .filter(|p| req.session.scope().allows_plugin(&p.name))
         .ok_or_else(not_found)?;
     let contents = req
         .with_plugin(&plugin, async |ctx| {
@@ -128,7 +128,7 @@ pub(super) async fn subscribe(req: &Request<'_>, on: bool) -> Result<Value, RpcE
         .await
         .resources
         .route(uri)
-        .filter(|p| req.session.identity.scope.allows_plugin(&p.name));
+        .filter(|p| req.session.scope().allows_plugin(&p.name));
     let Some(plugin) = routed else {
         return Err(
             RpcError::new(RESOURCE_NOT_FOUND, format!("resource not found: {uri}"))

@@ -38,11 +38,11 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
     // A tool outside the client's scope does not exist for it.
     let Some(tool) = catalog
         .tool(name)
-        .filter(|t| Catalog::tool_in_scope(t, &req.session.identity.scope))
+        .filter(|t| Catalog::tool_in_scope(t, &req.session.scope()))
     else {
         // Waited its plugin's `timeout_ms` (a compile slowed by others): say so, not "unknown".
         if let Some(plugin) = (req.session.server.loading.loading_for(Some(name)))
-            .filter(|plugin| req.session.identity.scope.allows_plugin(plugin))
+            .filter(|plugin| req.session.scope().allows_plugin(plugin))
         {
             audit.finish("still-loading", None);
             return Ok(wire::call_error(&format!(

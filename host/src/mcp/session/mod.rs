@@ -72,8 +72,11 @@ pub struct Session {
     pub(super) log_gate: LogGate,
     /// Resource URIs the client subscribed to.
     pub(super) subscriptions: Mutex<HashSet<String>>,
-    /// Who the client is and what it may see and call.
+    /// Who the client is, as it proved at the session's start.
     pub(super) identity: Identity,
+    /// What it may see and call: the scope of its latest request's token (an OAuth client's
+    /// token can change within a session: a step-up adds scopes, a new token may carry fewer).
+    scope: std::sync::RwLock<Arc<crate::config::Scope>>,
     /// The client as rate limits and the audit log count it: the identity's name, made unique
     /// per session for clients nobody vouched for (so anonymous HTTP clients do not share one
     /// allowance).
@@ -141,6 +144,7 @@ impl Session {
             Some(format!("session {session}").into())
         };
         Arc::new(Session {
+            scope: std::sync::RwLock::new(identity.scope.clone()),
             reuse_key,
             stateless,
             shutting_down: CancellationToken::new(),
@@ -173,6 +177,19 @@ impl Session {
     fn listed_before(&self, kind: ListKind, generation: u64) -> bool {
         let listed = self.listed[list_index(kind)].load(std::sync::atomic::Ordering::Acquire);
         listed != 0 && listed < generation
+    }
+
+    /// What the client may see and call now.
+    pub fn scope(&self) -> Arc<crate::config::Scope> {
+        self.scope.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// A request of this session's client came with `identity` (the same client, checked by the
+    /// transport): its token's scope is the session's from now on.
+    pub fn refresh_scope(&self, identity: &Identity) {
+        if !Arc::ptr_eq(&self.scope(), &identity.scope) {
+            *self.scope.write().unwrap_or_else(|e| e.into_inner()) = identity.scope.clone();
+        }
     }
 
     /// Names the session as its transport does (HTTP's `Mcp-Session-Id`).

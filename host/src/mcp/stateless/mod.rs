@@ -158,7 +158,7 @@ impl Session {
             catalog
                 .resources
                 .route(uri)
-                .is_some_and(|p| self.identity.scope.allows_plugin(&p.name))
+                .is_some_and(|p| self.scope().allows_plugin(&p.name))
         });
         filter
     }

@@ -97,6 +97,9 @@ pub(super) fn find_session(
         .get(&id)
         .filter(|s| s.session.client() == &*identity.client)
         .cloned();
+    if let Some(found) = &found {
+        found.session.refresh_scope(identity);
+    }
     match found {
         Some(s) => {
             *lock(&s.last_active) = Instant::now();

@@ -99,6 +99,7 @@ pub(super) async fn message(
             "unknown or closed session",
         ));
     };
+    sse.session.refresh_scope(&identity);
     // Same path as a stdio line: answers go out on the stream. A message that is not JSON-RPC
     // is refused here instead, so the client learns which POST was wrong.
     if value.is_array() {
