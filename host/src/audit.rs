@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{AuditArguments, AuditConfig, OAuthSubject};
 
-/// One call, as the audit log records it.
+/// One finished tool call, as the audit log records it (and the metrics count it).
 pub struct AuditRecord<'a> {
     /// Who called: a token's name, `stdio`, or an anonymous client's address.
     pub client: &'a str,
@@ -36,10 +36,13 @@ pub struct AuditRecord<'a> {
     /// The arguments, logged hashed or in full as `[audit] arguments` says.
     pub arguments: &'a Value,
     /// `ok`, `tool-error`, `limit`, `stopped`, `declined`, `not-confirmed`, `unknown-tool`,
-    /// `invalid-arguments`, `cancelled`, `host-error`.
-    pub outcome: &'a str,
+    /// `invalid-arguments`, `cancelled`, `host-error`: a fixed set (a metrics label).
+    pub outcome: &'static str,
     /// The limit or the reason, for outcomes other than `ok`.
     pub detail: Option<&'a str>,
+    /// The limit that stopped the call (`fuel`, `memory`, `time`, ...), if one did; counted by
+    /// the metrics (the log has it in `detail`).
+    pub limit: Option<&'static str>,
     /// Fuel the call burned.
     pub fuel_used: u64,
     /// How long the call took.
@@ -260,6 +263,7 @@ mod tests {
             arguments: args,
             outcome: "ok",
             detail: None,
+            limit: None,
             fuel_used: 1234,
             duration: Duration::from_millis(3),
         }

@@ -18,7 +18,7 @@ use crate::reload;
 use crate::runtime::Root;
 use crate::runtime::{Plugin, Runtime};
 use crate::setup::{self, ServeOptions};
-use crate::telemetry::{Metrics, Telemetry, Tracing};
+use crate::telemetry::{Metrics, Tracing};
 use crate::transport::http::HttpOptions;
 use crate::transport::http::guard::AllowList;
 use crate::{shutdown, transport};
@@ -111,10 +111,8 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         UserGrants::beside(options.config.as_deref()),
         Reports {
             audit,
-            telemetry: Telemetry {
-                metrics: config.metrics_listen.map(|_| Metrics::new()),
-                tracing: Tracing::start(&config.traces)?,
-            },
+            metrics: config.metrics_listen.map(|_| Metrics::new()),
+            tracing: Tracing::start(&config.traces)?,
         },
     );
     server.shutdown.set_grace(config.shutdown_grace);

@@ -87,6 +87,30 @@ impl HttpServer {
     }
 }
 
+/// A plain HTTP client for services besides MCP (an OpenID provider, Prometheus, health
+/// checks): statuses are answers, not errors, and every request ends within 30 s.
+pub fn plain_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(secs(30)))
+        .build()
+        .into()
+}
+
+/// GETs `url` with [`plain_agent`], with `query` pairs (encoded here): the status and the body.
+pub fn http_get(url: &str, query: &[(&str, &str)]) -> (u16, String) {
+    let mut response = plain_agent()
+        .get(url)
+        .query_pairs(query.iter().copied())
+        .call()
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    let status = response.status().as_u16();
+    (
+        status,
+        response.body_mut().read_to_string().unwrap_or_default(),
+    )
+}
+
 /// Validates one JSON-RPC message (or 2025-03-26 batch) received over HTTP against the schema of
 /// `version`: any message must be a `JSONRPCMessage`, requests the server sends `ServerRequest`s,
 /// its notifications `ServerNotification`s, responses the version's result or error response.

@@ -100,22 +100,15 @@ impl OidcProvider {
         resource: &str,
         scope: &str,
     ) -> Result<String, (u16, String)> {
-        let body = form(&[
-            ("grant_type", "client_credentials"),
-            ("client_id", id),
-            ("client_secret", secret),
-            ("resource", resource),
-            ("scope", scope),
-        ]);
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(secs(30)))
-            .build()
-            .into();
-        let mut response = agent
+        let mut response = plain_agent()
             .post(&format!("{}/token", self.issuer))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .send(body.as_bytes())
+            .send_form([
+                ("grant_type", "client_credentials"),
+                ("client_id", id),
+                ("client_secret", secret),
+                ("resource", resource),
+                ("scope", scope),
+            ])
             .expect("reach the OpenID provider");
         let status = response.status().as_u16();
         let text = response.body_mut().read_to_string().unwrap_or_default();
@@ -157,23 +150,4 @@ fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// `application/x-www-form-urlencoded`.
-fn form(pairs: &[(&str, &str)]) -> String {
-    let encode = |s: &str| -> String {
-        s.bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                    (b as char).to_string()
-                }
-                _ => format!("%{b:02X}"),
-            })
-            .collect()
-    };
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
-        .collect::<Vec<_>>()
-        .join("&")
 }

@@ -292,7 +292,7 @@ fn every_check_has_a_token_that_fails_it_with_the_exact_challenge() {
         metadata_url(&server),
         format!("{}/.well-known/oauth-protected-resource", origin(&server)),
     ] {
-        let (status, body) = http_get(&url);
+        let (status, body) = http_get(&url, &[]);
         assert_eq!(status, 200, "{url}: {body}");
         assert_eq!(
             serde_json::from_str::<Value>(&body).unwrap(),
@@ -361,17 +361,6 @@ fn every_check_has_a_token_that_fails_it_with_the_exact_challenge() {
         !names.is_empty() && names.iter().all(|n| n.starts_with("hello_")),
         "{names:?}"
     );
-}
-
-/// GETs `url`: the status and the body.
-fn http_get(url: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut response = agent.get(url).call().unwrap();
-    let status = response.status().as_u16();
-    (status, response.body_mut().read_to_string().unwrap())
 }
 
 #[test]

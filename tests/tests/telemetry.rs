@@ -62,42 +62,20 @@ fn client(server: &HttpServer) -> HttpClient {
     server.client_with_token(TOKEN)
 }
 
-/// GETs `url`: the status and the body.
-fn get(url: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(secs(30)))
-        .build()
-        .into();
-    let mut response = agent.get(url).call().unwrap();
-    let status = response.status().as_u16();
-    (status, response.body_mut().read_to_string().unwrap())
-}
-
 /// Asks Prometheus for `query` until it has a sample (bounded: it first scrapes ~5 s after it
 /// starts); the sample's value.
 fn query_until_present(prometheus: &Service, query: &str) -> f64 {
     let deadline = Instant::now() + secs(60);
     loop {
-        let url = format!(
-            "http://{}/api/v1/query?query={}",
-            prometheus.addr,
-            query
-                .bytes()
-                .map(|b| match b {
-                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
-                    _ => format!("%{b:02X}"),
-                })
-                .collect::<String>()
-        );
-        let (status, body) = get(&url);
+        let url = format!("http://{}/api/v1/query", prometheus.addr);
+        let (status, body) = http_get(&url, &[("query", query)]);
         assert_eq!(status, 200, "{body}");
         let answer: Value = serde_json::from_str(&body).unwrap();
         if let Some(sample) = answer["data"]["result"].as_array().and_then(|r| r.first()) {
             return sample["value"][1].as_str().unwrap().parse().unwrap();
         }
         if Instant::now() > deadline {
-            let (_, targets) = get(&format!("http://{}/api/v1/targets", prometheus.addr));
+            let (_, targets) = http_get(&format!("http://{}/api/v1/targets", prometheus.addr), &[]);
             panic!(
                 "Prometheus never had {query}: {body}\ntargets: {targets}\n{}",
                 prometheus.logs()
@@ -123,7 +101,7 @@ fn prometheus_scrapes_calls_fuel_limits_and_refusals() {
     let refused = anonymous.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
     assert_eq!(refused.status, 401);
 
-    let (status, text) = get(&format!("http://{metrics}/metrics"));
+    let (status, text) = http_get(&format!("http://{metrics}/metrics"), &[]);
     assert_eq!(status, 200);
     for line in [
         r#"palisade_tool_calls_total{plugin="hello",tool="hello_greet",outcome="ok"} 3"#,
@@ -173,15 +151,15 @@ fn prometheus_scrapes_calls_fuel_limits_and_refusals() {
 
     // Health: alive, and ready with every plugin, on the metrics address (with names) and on
     // the MCP address (without).
-    let (status, body) = get(&format!("http://{metrics}/healthz"));
+    let (status, body) = http_get(&format!("http://{metrics}/healthz"), &[]);
     assert_eq!((status, body.as_str()), (200, r#"{"status":"alive"}"#));
-    let (status, body) = get(&format!("http://{metrics}/readyz"));
+    let (status, body) = http_get(&format!("http://{metrics}/readyz"), &[]);
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         serde_json::from_str::<Value>(&body).unwrap(),
         json!({"status": "ready", "plugins": 2, "loading": [], "failed": []})
     );
-    let (status, body) = get(&format!("http://{}/readyz", server.addr));
+    let (status, body) = http_get(&format!("http://{}/readyz", server.addr), &[]);
     assert_eq!((status, body.as_str()), (200, r#"{"status":"ready"}"#));
 }
 
@@ -195,7 +173,7 @@ fn readyz_names_plugins_that_failed_to_load() {
         toml_str(&path_str(&broken))
     );
     let (server, metrics) = start(&config(dir.path(), &extra));
-    let (status, body) = get(&format!("http://{metrics}/readyz"));
+    let (status, body) = http_get(&format!("http://{metrics}/readyz"), &[]);
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         serde_json::from_str::<Value>(&body).unwrap(),
@@ -203,7 +181,7 @@ fn readyz_names_plugins_that_failed_to_load() {
         "{}",
         server.stderr()
     );
-    let (_, text) = get(&format!("http://{metrics}/metrics"));
+    let (_, text) = http_get(&format!("http://{metrics}/metrics"), &[]);
     assert!(
         text.lines()
             .any(|l| l == r#"palisade_plugin_state{plugin="broken",state="failed"} 1"#),
@@ -240,7 +218,7 @@ fn sigterm_finishes_calls_in_flight_ends_streams_and_refuses_new_connections() {
     // The stream that only waits for notifications ends, so its client reconnects elsewhere.
     assert!(stream.next_event_within(secs(10)).is_none());
     // Not ready any more; no new connection is taken.
-    let (status, body) = get(&format!("http://{metrics}/readyz"));
+    let (status, body) = http_get(&format!("http://{metrics}/readyz"), &[]);
     assert_eq!(status, 503, "{body}");
     assert_eq!(
         serde_json::from_str::<Value>(&body).unwrap()["status"],

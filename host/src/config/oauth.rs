@@ -7,6 +7,7 @@ use std::time::Duration;
 use jsonwebtoken::Algorithm;
 
 use super::{OAuthSection, Scope};
+use crate::sources::source::is_loopback;
 
 /// Accepted unless the configuration says otherwise: every asymmetric algorithm the verifier
 /// knows. HMAC (`HS*`) is never accepted: its key would be a secret shared with the provider,
@@ -58,6 +59,22 @@ pub struct ClaimRule {
 }
 
 impl OAuthSettings {
+    /// Settings for unit tests: `issuer`, RS256, 60 s of skew, no scopes or rules (tests set
+    /// what they need with `..OAuthSettings::for_tests(issuer)`).
+    #[cfg(test)]
+    pub fn for_tests(issuer: &str) -> OAuthSettings {
+        OAuthSettings {
+            issuer: issuer.into(),
+            resource: None,
+            algorithms: vec![Algorithm::RS256],
+            clock_skew: Duration::from_secs(60),
+            scope_claim: None,
+            scopes: BTreeMap::new(),
+            advertised: Vec::new(),
+            rules: Vec::new(),
+        }
+    }
+
     /// Checks `section`; `find` turns a Palisade scope's name into the scope, or says why not.
     pub fn resolve(
         section: OAuthSection,
@@ -190,20 +207,11 @@ impl OAuthSettings {
 pub fn check_transport(url: &url::Url, field: &str) -> Result<(), String> {
     match url.scheme() {
         "https" => Ok(()),
-        "http" if is_loopback(url) => Ok(()),
+        "http" if url.host_str().is_some_and(is_loopback) => Ok(()),
         _ => Err(format!(
             "{field} {:?} must be an https:// URL (plain http only on loopback)",
             url.as_str()
         )),
-    }
-}
-
-fn is_loopback(url: &url::Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
     }
 }
 

@@ -99,8 +99,10 @@ pub struct Server {
 pub struct Reports {
     /// One line per tool call.
     pub audit: Option<AuditLog>,
-    /// Prometheus metrics and OpenTelemetry traces.
-    pub telemetry: crate::telemetry::Telemetry,
+    /// Prometheus metrics.
+    pub metrics: Option<Arc<crate::telemetry::Metrics>>,
+    /// OpenTelemetry traces.
+    pub tracing: Option<Arc<crate::telemetry::Tracing>>,
 }
 
 impl Server {
@@ -114,7 +116,11 @@ impl Server {
         user_grants: UserGrants,
         reports: Reports,
     ) -> Arc<Server> {
-        let Reports { audit, telemetry } = reports;
+        let Reports {
+            audit,
+            metrics,
+            tracing,
+        } = reports;
         let audit = audit.map(Arc::new);
         Arc::new(Server {
             coalescer: coalesce::Coalescer::default(),
@@ -131,8 +137,8 @@ impl Server {
             reload: RwLock::new(None),
             loading: Loading::default(),
             generation: std::sync::atomic::AtomicU64::new(1),
-            metrics: telemetry.metrics,
-            tracing: telemetry.tracing,
+            metrics,
+            tracing,
             shutdown: crate::shutdown::Shutdown::default(),
         })
     }

@@ -87,24 +87,18 @@ fn quotable(text: &str) -> String {
 mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
-    use std::time::Duration;
 
     use super::*;
     use crate::config::Scope;
 
     fn settings() -> OAuthSettings {
         OAuthSettings {
-            issuer: "https://id.example.com/realms/team".into(),
-            resource: None,
-            algorithms: vec![jsonwebtoken::Algorithm::RS256],
-            clock_skew: Duration::from_secs(60),
-            scope_claim: None,
             scopes: BTreeMap::from([
                 ("tools:read".to_string(), Arc::new(Scope::all())),
                 ("tools:admin".to_string(), Arc::new(Scope::all())),
             ]),
             advertised: vec!["tools:admin".into(), "tools:read".into()],
-            rules: Vec::new(),
+            ..OAuthSettings::for_tests("https://id.example.com/realms/team")
         }
     }
 

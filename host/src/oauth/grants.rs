@@ -105,7 +105,6 @@ fn holds(value: &Value, wanted: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
-    use std::time::Duration;
 
     use serde_json::json;
 
@@ -119,11 +118,6 @@ mod tests {
 
     fn settings() -> OAuthSettings {
         OAuthSettings {
-            issuer: "https://id.example.com".into(),
-            resource: None,
-            algorithms: vec![jsonwebtoken::Algorithm::RS256],
-            clock_skew: Duration::from_secs(60),
-            scope_claim: None,
             scopes: BTreeMap::from([
                 ("tools:hello".to_string(), scope("hello-only", &["hello"])),
                 (
@@ -137,6 +131,7 @@ mod tests {
                 equals: "admin".into(),
                 scope: scope("admin", &["misbehave"]),
             }],
+            ..OAuthSettings::for_tests("https://id.example.com")
         }
     }
 

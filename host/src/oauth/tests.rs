@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -38,14 +37,10 @@ fn verifier(algorithms: Vec<Algorithm>) -> OAuth {
         Arc::new(Scope::parse("hello-only", &entries).unwrap())
     };
     let settings = OAuthSettings {
-        issuer: ISSUER.into(),
-        resource: None,
         algorithms,
-        clock_skew: Duration::from_secs(60),
-        scope_claim: None,
         scopes: BTreeMap::from([("tools:hello".to_string(), scope(&["hello"]))]),
         advertised: vec!["tools:hello".into()],
-        rules: Vec::new(),
+        ..OAuthSettings::for_tests(ISSUER)
     };
     let oauth = OAuth::new(settings, url::Url::parse(RESOURCE).unwrap()).unwrap();
     oauth.keys().set(&JwkSet {

@@ -15,6 +15,7 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
+use crate::audit::AuditRecord;
 use crate::runtime::CacheCounts;
 
 /// Each configured plugin and its load state (`ready`, `loading`, `failed`), read at a scrape.
@@ -79,22 +80,6 @@ impl Refusal {
             Refusal::Origin => "origin",
         }
     }
-}
-
-/// One finished tool call, as the metrics see it.
-pub struct CallRecord<'a> {
-    /// The plugin that served it; `None`: no tool of that name (for this client).
-    pub plugin: Option<&'a str>,
-    /// The public tool name (only used when `plugin` is known).
-    pub tool: &'a str,
-    /// The audit log's outcome (`ok`, `tool-error`, `limit`, ...): a fixed set.
-    pub outcome: &'static str,
-    /// The limit that stopped it (`fuel`, `memory`, `time`, ...), if one did.
-    pub limit: Option<&'static str>,
-    /// Fuel it burned.
-    pub fuel_used: u64,
-    /// How long it took.
-    pub seconds: f64,
 }
 
 /// Every metric the server keeps, and the registry a scrape encodes.
@@ -186,8 +171,10 @@ impl Metrics {
         let _ = self.live.sessions.set(sessions);
     }
 
-    /// Counts one finished call.
-    pub fn record_call(&self, call: &CallRecord<'_>) {
+    /// Counts one finished call (the record the audit log writes): the call, its time and fuel,
+    /// the limit that stopped it, and a refusal when it was one (a rate limit, a fuel budget, a
+    /// declined confirmation).
+    pub fn record_call(&self, call: &AuditRecord<'_>) {
         let (plugin, tool) = match call.plugin {
             Some(plugin) => self.tool_labels(plugin, call.tool),
             None => (String::new(), "(unknown)".to_string()),
@@ -203,7 +190,9 @@ impl Metrics {
             plugin: plugin.clone(),
             tool,
         };
-        self.durations.get_or_create(&labels).observe(call.seconds);
+        self.durations
+            .get_or_create(&labels)
+            .observe(call.duration.as_secs_f64());
         if call.fuel_used > 0 {
             self.fuel.get_or_create(&labels).inc_by(call.fuel_used);
         }
@@ -211,6 +200,11 @@ impl Metrics {
             self.limit_hits
                 .get_or_create(&LimitLabels { plugin, limit })
                 .inc();
+        }
+        match (call.outcome, call.limit) {
+            ("declined" | "not-confirmed", _) => self.record_refusal(Refusal::ConfirmDeclined),
+            (_, Some("rate" | "client_rate" | "fuel_budget")) => self.record_refusal(Refusal::Rate),
+            _ => {}
         }
     }
 
@@ -337,18 +331,38 @@ impl Collector for LiveState {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+
+    fn record<'a>(
+        plugin: Option<&'a str>,
+        tool: &'a str,
+        outcome: &'static str,
+        limit: Option<&'static str>,
+        fuel_used: u64,
+    ) -> AuditRecord<'a> {
+        static NO_ARGUMENTS: serde_json::Value = serde_json::Value::Null;
+        AuditRecord {
+            client: "c",
+            oauth: None,
+            trace_id: None,
+            plugin,
+            tool,
+            arguments: &NO_ARGUMENTS,
+            outcome,
+            detail: None,
+            limit,
+            fuel_used,
+            duration: Duration::from_millis(2),
+        }
+    }
 
     #[test]
     fn calls_limits_and_refusals_are_counted_under_bounded_labels() {
         let metrics = Metrics::new();
-        let call = |plugin: Option<&'static str>, tool: &'static str, outcome, limit| CallRecord {
-            plugin,
-            tool,
-            outcome,
-            limit,
-            fuel_used: 1000,
-            seconds: 0.002,
+        let call = |plugin: Option<&'static str>, tool: &'static str, outcome, limit| {
+            record(plugin, tool, outcome, limit, 1000)
         };
         metrics.record_call(&call(Some("hello"), "hello_greet", "ok", None));
         metrics.record_call(&call(Some("hello"), "hello_greet", "ok", None));
@@ -390,14 +404,7 @@ mod tests {
         let metrics = Metrics::new();
         for i in 0..MAX_TOOL_SERIES + 10 {
             let tool = format!("t{i}");
-            metrics.record_call(&CallRecord {
-                plugin: Some("p"),
-                tool: &tool,
-                outcome: "ok",
-                limit: None,
-                fuel_used: 0,
-                seconds: 0.0,
-            });
+            metrics.record_call(&record(Some("p"), &tool, "ok", None, 0));
         }
         let text = metrics.encode();
         assert!(

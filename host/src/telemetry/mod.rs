@@ -9,16 +9,5 @@
 pub mod metrics;
 pub mod traces;
 
-use std::sync::Arc;
-
-pub use metrics::{CallRecord, Metrics, Refusal, StreamOpen};
+pub use metrics::{Metrics, Refusal, StreamOpen};
 pub use traces::Tracing;
-
-/// What the server reports to: each part only when configured (nothing is measured otherwise).
-#[derive(Default)]
-pub struct Telemetry {
-    /// Prometheus metrics.
-    pub metrics: Option<Arc<Metrics>>,
-    /// OpenTelemetry traces.
-    pub tracing: Option<Arc<Tracing>>,
-}

@@ -34,8 +34,7 @@ impl std::fmt::Debug for Tracing {
     }
 }
 
-/// Whether the `OTEL_*` variables turn traces off (`OTEL_SDK_DISABLED=true`,
-/// `OTEL_TRACES_EXPORTER=none`), or name a collector.
+/// The value of the environment variable `var`, when it has one.
 fn env_says(var: &str) -> Option<String> {
     std::env::var(var).ok().filter(|v| !v.trim().is_empty())
 }

@@ -14,7 +14,6 @@ use crate::runtime::bindings::host::{
     AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
 };
 use crate::runtime::{CallError, CallStats, LimitExceeded};
-use crate::telemetry::{CallRecord, Refusal};
 
 use super::*;
 
@@ -237,7 +236,13 @@ impl<'a> AuditEntry<'a> {
             stats: req.stats.clone(),
             outcome: None,
             limit: None,
-            trace_id: req.trace_id(),
+            // Only the audit log records it.
+            trace_id: req
+                .session
+                .server
+                .audit
+                .as_ref()
+                .and_then(|_| req.trace_id()),
         }
     }
 
@@ -248,31 +253,12 @@ impl<'a> AuditEntry<'a> {
 
 impl Drop for AuditEntry<'_> {
     fn drop(&mut self) {
-        let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
         let server = &self.session.server;
-        if let Some(metrics) = &server.metrics {
-            metrics.record_call(&CallRecord {
-                plugin: self.plugin.as_deref(),
-                tool: self.tool,
-                outcome,
-                limit: self.limit,
-                fuel_used: self.stats.fuel_used.load(Ordering::Relaxed),
-                seconds: self.started.elapsed().as_secs_f64(),
-            });
-            match (outcome, self.limit) {
-                ("declined" | "not-confirmed", _) => {
-                    metrics.record_refusal(Refusal::ConfirmDeclined)
-                }
-                (_, Some("rate" | "client_rate" | "fuel_budget")) => {
-                    metrics.record_refusal(Refusal::Rate)
-                }
-                _ => {}
-            }
-        }
-        let Some(log) = &server.audit else {
+        if server.audit.is_none() && server.metrics.is_none() {
             return;
-        };
-        log.record(&AuditRecord {
+        }
+        let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
+        let record = AuditRecord {
             client: &self.session.caller,
             oauth: self.session.identity.oauth.as_deref(),
             trace_id: self.trace_id.as_deref(),
@@ -281,8 +267,15 @@ impl Drop for AuditEntry<'_> {
             arguments: self.arguments,
             outcome,
             detail: detail.as_deref(),
+            limit: self.limit,
             fuel_used: self.stats.fuel_used.load(Ordering::Relaxed),
             duration: self.started.elapsed(),
-        });
+        };
+        if let Some(metrics) = &server.metrics {
+            metrics.record_call(&record);
+        }
+        if let Some(log) = &server.audit {
+            log.record(&record);
+        }
     }
 }
