@@ -219,6 +219,9 @@ fn a_granted_directory_that_vanishes_is_a_host_failure_not_a_crash() {
     );
     let mut s = Server::start(&["--config", &path_str(&config)]);
     s.initialize(LATEST_VERSION);
+    // Plugins load in the background and loading opens the granted directory: remove it
+    // only once both are loaded, so the failure happens during the call.
+    s.wait_ready();
     std::fs::remove_dir_all(dir.path().join("data")).unwrap();
     let resp = s.call_tool_response("files_read_file", json!({"path": "/data/d.txt"}));
     assert_eq!(error_code(&resp), Some(-32603), "host failure: {resp}");
