@@ -49,6 +49,7 @@
 
 pub mod audit;
 pub mod catalog;
+pub mod cluster;
 pub mod compile_command;
 pub mod config;
 pub mod grants;

@@ -127,6 +127,14 @@ enum Command {
         #[arg(long)]
         bare: bool,
     },
+    /// Show the cluster of a configuration with [cluster]: whether its Redis answers and how
+    /// fast, and the replicas seen in the last 15 seconds. Exits 1 when Redis does not answer
+    /// or no replica is there.
+    Status {
+        /// The configuration whose [cluster] to look at.
+        #[arg(long, value_name = "FILE", default_value = "palisade.toml")]
+        config: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -205,6 +213,7 @@ fn main() -> ExitCode {
             | Command::Grants { .. }
             | Command::Publish { .. }
             | Command::Token { .. }
+            | Command::Status { .. }
     );
     palisade::serve::init_logging(if talks_to_a_person { "warn" } else { "info" });
     let runtime = match palisade::serve::async_runtime() {
@@ -298,6 +307,14 @@ fn main() -> ExitCode {
                 println!(
                     "\nGive the token to the client (Authorization: Bearer <token>); put the hash in\n[[auth.tokens]] sha256 = \"...\" with a name and a scope."
                 );
+                Ok(())
+            }
+            Command::Status { config } => {
+                let (report, healthy) = palisade::cluster::status::report(&config).await?;
+                print!("{report}");
+                if !healthy {
+                    anyhow::bail!("the cluster is not healthy (see above)");
+                }
                 Ok(())
             }
         }

@@ -10,6 +10,8 @@ use anyhow::{Context as _, Result};
 
 use crate::audit::AuditLog;
 use crate::catalog::{Catalog, HostTool, InHostTools};
+use crate::cluster::limits::RedisLimits;
+use crate::cluster::{Cluster, presence};
 use crate::grants::UserGrants;
 use crate::mcp::roots::ServedRoots;
 use crate::mcp::stateless::request_state::StateKey;
@@ -78,6 +80,15 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
             runtime.cache.dir().display()
         );
     }
+    // Limits are shared before any plugin loads: a plugin's gate counts where it was made.
+    let cluster = match &config.cluster {
+        Some(settings) => {
+            let cluster = Cluster::connect(settings.clone()).await?;
+            runtime.share_limits(Arc::new(RedisLimits::new(cluster.clone())));
+            Some(cluster)
+        }
+        None => None,
+    };
     // The in-host tools at once; the plugins as they become ready.
     // Checked again when each plugin loads; refused here so that the start stops.
     for w in &wanted {
@@ -127,6 +138,13 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         transport::metrics_endpoint::serve_metrics(listen, server.clone(), metrics.clone()).await?;
     }
     shutdown::stop_on_signal(server.shutdown.clone());
+    let presence = cluster.map(|cluster| {
+        let serving = match config.http.listen {
+            Some(listen) => format!("http://{listen}/mcp"),
+            None => "stdio".into(),
+        };
+        presence::start(cluster, serving, server.shutdown.clone())
+    });
     let plugins = wanted.len();
     server.loading.begin(reload::pending(&wanted));
     reload::start(
@@ -169,6 +187,9 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
             transport::stdio::serve(server).await
         }
     };
+    if let Some(presence) = presence {
+        presence.leave().await;
+    }
     // What the exporter still holds goes out before the process ends (a blocking flush, on a
     // thread of its own).
     if let Some(tracing) = tracing {

@@ -1,14 +1,17 @@
 //! Admission of calls into a plugin: calls per minute (all clients, and each client), calls at
 //! once, and the fuel budget that refills over time. A call refused here never starts an instance.
+//! With a [`SharedLimits`] (several replicas), the rates, the budget and the running calls are
+//! counted there, across replicas; this process's own cap on running calls still holds.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::limits::LimitExceeded;
 use crate::Limits;
+use crate::shared_limits::{SharedLimits, SharedSlot, SharedVerdict};
 
 /// Clients remembered per plugin for their own rate; the idlest are forgotten past this (a
 /// forgotten client starts again with a full bucket, which only ever favours it by one burst).
@@ -76,7 +79,9 @@ impl TokenBucket {
 
 /// The shared admission state of one plugin, kept across reloads that leave its limits alone.
 pub struct Gate {
+    plugin: Arc<str>,
     limits: Limits,
+    shared: Option<Arc<dyn SharedLimits>>,
     calls: Mutex<TokenBucket>,
     per_client: Mutex<HashMap<Arc<str>, TokenBucket>>,
     fuel: Mutex<TokenBucket>,
@@ -86,15 +91,41 @@ pub struct Gate {
 /// A call let in: holds its slot among the plugin's running calls until dropped.
 pub struct Admission {
     _slot: OwnedSemaphorePermit,
+    shared: Option<SharedHold>,
+}
+
+/// A call's slot in the shared store; a call that never finishes (cancelled, dropped) gives it
+/// back when dropped, with no fuel charged, as a lone process does.
+struct SharedHold {
+    store: Arc<dyn SharedLimits>,
+    plugin: Arc<str>,
+    limits: Limits,
+    slot: Option<SharedSlot>,
+}
+
+impl SharedHold {
+    fn finish(&mut self, fuel: u64) {
+        if let Some(slot) = self.slot.take() {
+            self.store.finish(&self.plugin, slot, fuel, &self.limits);
+        }
+    }
+}
+
+impl Drop for SharedHold {
+    fn drop(&mut self) {
+        self.finish(0);
+    }
 }
 
 impl Gate {
-    /// The admission state of a plugin running under `limits`.
-    pub fn new(limits: &Limits) -> Gate {
+    /// The admission state of `plugin` running under `limits`, counted in `shared` if given.
+    pub fn new(plugin: &str, limits: &Limits, shared: Option<Arc<dyn SharedLimits>>) -> Gate {
         let now = Instant::now();
         let per_minute = |n: u64| TokenBucket::new(n, n as f64 / 60.0, now);
         Gate {
+            plugin: plugin.into(),
             limits: *limits,
+            shared,
             calls: Mutex::new(per_minute(limits.calls_per_minute)),
             per_client: Mutex::new(HashMap::new()),
             fuel: Mutex::new(TokenBucket::new(
@@ -106,9 +137,10 @@ impl Gate {
         }
     }
 
-    /// Lets a call from `client` in, or says which limit refuses it and when to retry.
-    pub fn admit(&self, client: &Arc<str>) -> Result<Admission, LimitExceeded> {
-        let now = Instant::now();
+    /// Lets a call from `client` in, or says which limit refuses it and when to retry. With
+    /// shared limits this is one round trip to the store; without, it never waits.
+    pub async fn admit(&self, client: &Arc<str>) -> Result<Admission, LimitExceeded> {
+        // This process's own cap holds whatever the cluster says.
         let slot =
             self.running
                 .clone()
@@ -116,6 +148,37 @@ impl Gate {
                 .map_err(|_| LimitExceeded::Concurrency {
                     limit: self.limits.concurrent_calls,
                 })?;
+        if let Some(store) = &self.shared {
+            match store.admit(&self.plugin, client, &self.limits).await {
+                SharedVerdict::Admitted(shared_slot) => {
+                    return Ok(Admission {
+                        _slot: slot,
+                        shared: Some(SharedHold {
+                            store: store.clone(),
+                            plugin: self.plugin.clone(),
+                            limits: self.limits,
+                            slot: Some(shared_slot),
+                        }),
+                    });
+                }
+                SharedVerdict::Refused(limit) => return Err(limit),
+                SharedVerdict::Unavailable(why) if !store.fail_open() => {
+                    return Err(LimitExceeded::SharedLimitsUnavailable { why });
+                }
+                // `fail = "open"`: this process's own limits, as if alone.
+                SharedVerdict::Unavailable(_) => {}
+            }
+        }
+        self.admit_here(client)?;
+        Ok(Admission {
+            _slot: slot,
+            shared: None,
+        })
+    }
+
+    /// The rates and the budget as this process alone counts them.
+    fn admit_here(&self, client: &Arc<str>) -> Result<(), LimitExceeded> {
+        let now = Instant::now();
         lock(&self.fuel)
             .check_positive(now)
             .map_err(|retry_after| LimitExceeded::FuelBudget {
@@ -146,12 +209,17 @@ impl Gate {
                 limit: self.limits.calls_per_minute,
                 retry_after,
             })?;
-        Ok(Admission { _slot: slot })
+        Ok(())
     }
 
-    /// Charges the fuel a finished call burned to the budget.
-    pub fn charge_fuel(&self, fuel: u64) {
-        lock(&self.fuel).charge(fuel as f64, Instant::now());
+    /// A call ended having burned `fuel`: charged to the budget that let it in (the shared one,
+    /// in the background, for a call the store admitted), and its slots given back. The host's
+    /// own calls (`admission` none) charge this process's budget.
+    pub fn finish(&self, admission: Option<Admission>, fuel: u64) {
+        match admission.and_then(|mut a| a.shared.take()) {
+            Some(mut hold) => hold.finish(fuel),
+            None => lock(&self.fuel).charge(fuel as f64, Instant::now()),
+        }
     }
 }
 
@@ -174,16 +242,24 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Default)]
 pub struct Gates {
     by_plugin: Mutex<HashMap<String, Arc<Gate>>>,
+    /// Where every gate counts, once the host shares its limits with a cluster.
+    shared: OnceLock<Arc<dyn SharedLimits>>,
 }
 
 impl Gates {
+    /// Counts every plugin's calls in `shared` from now on; false if limits are shared already.
+    /// Set before plugins load: gates made earlier keep counting alone.
+    pub fn share(&self, shared: Arc<dyn SharedLimits>) -> bool {
+        self.shared.set(shared).is_ok()
+    }
+
     /// The gate of plugin `name`: kept across reloads while its limits stay the same, so a reload does not refill a drained budget.
     pub fn for_plugin(&self, name: &str, limits: &Limits) -> Arc<Gate> {
         let mut gates = lock(&self.by_plugin);
         match gates.get(name) {
             Some(gate) if gate.limits == *limits => gate.clone(),
             _ => {
-                let gate = Arc::new(Gate::new(limits));
+                let gate = Arc::new(Gate::new(name, limits, self.shared.get().cloned()));
                 gates.insert(name.to_string(), gate.clone());
                 gate
             }
@@ -220,6 +296,14 @@ mod tests {
         assert!(b.check_positive(t0 + Duration::from_millis(4100)).is_ok());
     }
 
+    /// Admits without shared limits, which never wait.
+    fn admit(gate: &Gate, client: &Arc<str>) -> Result<Admission, LimitExceeded> {
+        use futures_util::FutureExt;
+        gate.admit(client)
+            .now_or_never()
+            .expect("a lone gate never waits")
+    }
+
     fn limits(per_client: u64, total: u64, running: u64) -> Limits {
         Limits {
             calls_per_minute_per_client: per_client,
@@ -231,45 +315,49 @@ mod tests {
 
     #[test]
     fn each_client_has_its_own_rate_inside_the_plugins() {
-        let gate = Gate::new(&limits(2, 3, 10));
+        let gate = Gate::new("p", &limits(2, 3, 10), None);
         let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
-        assert!(gate.admit(&a).is_ok());
-        assert!(gate.admit(&a).is_ok());
+        assert!(admit(&gate, &a).is_ok());
+        assert!(admit(&gate, &a).is_ok());
         assert!(matches!(
-            gate.admit(&a),
+            admit(&gate, &a),
             Err(LimitExceeded::ClientRate { limit: 2, .. })
         ));
-        assert!(gate.admit(&b).is_ok());
+        assert!(admit(&gate, &b).is_ok());
         assert!(matches!(
-            gate.admit(&b),
+            admit(&gate, &b),
             Err(LimitExceeded::Rate { limit: 3, .. })
         ));
     }
 
     #[test]
     fn running_calls_are_capped_and_slots_come_back() {
-        let gate = Gate::new(&limits(100, 100, 1));
+        let gate = Gate::new("p", &limits(100, 100, 1), None);
         let c: Arc<str> = "c".into();
-        let first = gate.admit(&c).unwrap();
+        let first = admit(&gate, &c).unwrap();
         assert!(matches!(
-            gate.admit(&c),
+            admit(&gate, &c),
             Err(LimitExceeded::Concurrency { limit: 1 })
         ));
         drop(first);
-        assert!(gate.admit(&c).is_ok());
+        assert!(admit(&gate, &c).is_ok());
     }
 
     #[test]
     fn an_exhausted_fuel_budget_refuses_calls() {
-        let gate = Gate::new(&Limits {
-            fuel_burst: 1000,
-            fuel_per_second: 10,
-            ..Limits::default()
-        });
+        let gate = Gate::new(
+            "p",
+            &Limits {
+                fuel_burst: 1000,
+                fuel_per_second: 10,
+                ..Limits::default()
+            },
+            None,
+        );
         let c: Arc<str> = "c".into();
-        drop(gate.admit(&c).unwrap());
-        gate.charge_fuel(5000);
-        match gate.admit(&c) {
+        let admitted = admit(&gate, &c).unwrap();
+        gate.finish(Some(admitted), 5000);
+        match admit(&gate, &c) {
             Err(LimitExceeded::FuelBudget { retry_after, .. }) => {
                 assert!(retry_after > Duration::from_secs(300))
             }

@@ -65,6 +65,7 @@ pub mod private_dir;
 mod reuse;
 mod sandbox;
 mod secrets;
+mod shared_limits;
 mod spec;
 mod store;
 mod wasi_config;
@@ -86,6 +87,7 @@ pub use load_error::{Cause, LoadError};
 pub use plugin::{CallError, Exports, Plugin};
 pub use sandbox::{Root, RootDir};
 pub use secrets::{MIN_REDACTED_LEN, Redactor, SecretGrant, SecretValue};
+pub use shared_limits::{SharedFuture, SharedLimits, SharedSlot, SharedVerdict};
 pub use spec::{
     AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, Reuse, RootsAccess,
     RootsAt,
@@ -117,6 +119,13 @@ pub struct Runtime {
 }
 
 impl Runtime {
+    /// Counts every plugin's rates, fuel budget and running calls in `shared` (a store the
+    /// replicas of a cluster share) instead of in this process alone. Call it before plugins
+    /// load; false if limits are shared already.
+    pub fn share_limits(&self, shared: Arc<dyn SharedLimits>) -> bool {
+        self.gates.share(shared)
+    }
+
     /// A runtime that counts fuel, as serving always does; starts the epoch clock.
     pub fn new(cache: CompileCache) -> anyhow::Result<Runtime> {
         Runtime::with_metering(cache, Metering::Fuel)

@@ -85,11 +85,21 @@ pub enum LimitExceeded {
         /// When the next call is allowed.
         retry_after: Duration,
     },
+    #[error(
+        "cannot be called now: the limits this server shares with its cluster cannot be \
+         checked ({why}), and [cluster] fail = \"closed\" refuses calls until they can; retry \
+         shortly"
+    )]
+    /// The shared limits (`[cluster]`) could not be checked and the policy is to refuse.
+    SharedLimitsUnavailable {
+        /// Why not: the store's error, without addresses or credentials.
+        why: String,
+    },
 }
 
 impl LimitExceeded {
     /// The limit's name in metrics: `fuel`, `memory`, `time`, `output`, `concurrency`,
-    /// `fuel_budget`, `client_rate`, `rate`.
+    /// `fuel_budget`, `client_rate`, `rate`, `shared_limits_unavailable`.
     pub fn kind(&self) -> &'static str {
         match self {
             LimitExceeded::Fuel { .. } => "fuel",
@@ -100,6 +110,7 @@ impl LimitExceeded {
             LimitExceeded::FuelBudget { .. } => "fuel_budget",
             LimitExceeded::ClientRate { .. } => "client_rate",
             LimitExceeded::Rate { .. } => "rate",
+            LimitExceeded::SharedLimitsUnavailable { .. } => "shared_limits_unavailable",
         }
     }
 

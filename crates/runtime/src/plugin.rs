@@ -695,10 +695,11 @@ impl Plugin {
         let limits = self.spec.limits;
         let entered = Instant::now();
         // Clients' calls pass the plugin's gate; the host's own (listing at load) do not.
-        let _admission = match &call.caller {
+        let admission = match &call.caller {
             Some(client) => Some(
                 self.gate
                     .admit(client)
+                    .await
                     .map_err(|limit| CallError::Limit(self.name.clone(), limit))?,
             ),
             None => None,
@@ -785,7 +786,7 @@ impl Plugin {
             super::Metering::Off => 0,
         };
         tracing::debug!(plugin = &*self.name, fuel_used, elapsed = ?started.elapsed(), "call finished");
-        self.gate.charge_fuel(fuel_used);
+        self.gate.finish(admission, fuel_used);
         stats
             .fuel_used
             .store(fuel_used, std::sync::atomic::Ordering::Relaxed);

@@ -29,6 +29,9 @@ pub struct ConfigFile {
     /// `[telemetry]`.
     #[serde(default)]
     pub telemetry: TelemetrySection,
+    /// `[cluster]`.
+    #[serde(default)]
+    pub cluster: super::cluster::ClusterSection,
 }
 
 /// `[telemetry]`: what operators watch the server with.

@@ -4,6 +4,7 @@
 //! `resolve.rs` checks it and fills in defaults, `model.rs` is what the rest of the server gets.
 
 pub mod access;
+mod cluster;
 mod file;
 mod keyring;
 mod model;
@@ -12,6 +13,7 @@ mod resolve;
 
 pub use crate::sources::parse_sha256;
 pub use access::{AccessConfig, Identity, OAuthSubject, Scope};
+pub use cluster::{ClusterSettings, FailPolicy};
 pub use file::*;
 pub use model::*;
 pub use oauth::{ClaimRule, OAuthSettings, check_transport};

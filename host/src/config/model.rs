@@ -200,6 +200,8 @@ pub struct Config {
     pub traces: TraceConfig,
     /// How long calls in flight may take to finish after SIGTERM.
     pub shutdown_grace: std::time::Duration,
+    /// `[cluster]`: the Redis replicas share, when configured.
+    pub cluster: Option<super::ClusterSettings>,
 }
 
 /// `[telemetry]`'s trace settings.
@@ -243,6 +245,7 @@ impl Default for Config {
             metrics_listen: None,
             traces: TraceConfig::default(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            cluster: None,
         }
     }
 }

@@ -137,11 +137,17 @@ impl Config {
         }
         let traces = resolve_traces(&file.telemetry)
             .map_err(|why| ConfigError(format!("{}: [telemetry] {why}", path.display())))?;
+        let cluster = super::cluster::resolve_cluster(file.cluster, base, |path| {
+            read_secret_file(path)
+                .map_err(|(Unreadable::Missing(why) | Unreadable::Wrong(why))| why)
+        })
+        .map_err(|why| ConfigError(format!("{}: [cluster] {why}", path.display())))?;
         let shutdown_grace = match file.server.shutdown_grace_s {
             Some(s) => std::time::Duration::from_secs(s),
             None => DEFAULT_SHUTDOWN_GRACE,
         };
         Ok(Config {
+            cluster,
             metrics_listen,
             traces,
             shutdown_grace,

@@ -121,8 +121,11 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
             let mut why = format!("plugin `{plugin}` {limit}");
             audit.limit = Some(limit.kind());
             audit.finish("limit", Some(&why));
-            if limit.retry_after().is_none() && !matches!(limit, LimitExceeded::Concurrency { .. })
-            {
+            let passes = matches!(
+                limit,
+                LimitExceeded::Concurrency { .. } | LimitExceeded::SharedLimitsUnavailable { .. }
+            );
+            if limit.retry_after().is_none() && !passes {
                 why.push_str(
                     ". The call was stopped; retrying it as is will hit the same limit. The \
                      server is fine and other calls go on.",
