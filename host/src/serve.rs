@@ -139,11 +139,12 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
     }
     shutdown::stop_on_signal(server.shutdown.clone());
     let presence = cluster.map(|cluster| {
-        let serving = match config.http.listen {
-            Some(listen) => format!("http://{listen}/mcp"),
+        let weak = Arc::downgrade(&server);
+        let serving = move || match weak.upgrade().and_then(|s| s.listening.get().copied()) {
+            Some(address) => format!("http://{address}/mcp"),
             None => "stdio".into(),
         };
-        presence::start(cluster, serving, server.shutdown.clone())
+        presence::start(cluster, Box::new(serving), server.shutdown.clone())
     });
     let plugins = wanted.len();
     server.loading.begin(reload::pending(&wanted));

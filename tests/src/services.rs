@@ -1,7 +1,7 @@
 //! Real services the tests start, each in its own temporary directory with a generated
-//! configuration, stopped when dropped: nginx (a load balancer, a file server) and the CNCF
-//! distribution registry (Debian's `docker-registry`) and Prometheus on 127.0.0.1, and a D-Bus
-//! bus with GNOME Keyring on a socket. `./dev test` installs them.
+//! configuration, stopped when dropped: nginx (a load balancer, a file server), the CNCF
+//! distribution registry (Debian's `docker-registry`), Prometheus and Redis on 127.0.0.1, and a
+//! D-Bus bus with GNOME Keyring on a socket. `./dev test` installs them.
 
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};
@@ -64,17 +64,8 @@ impl Service {
         for _ in 0..5 {
             let dir = tempdir();
             let addr = format!("127.0.0.1:{}", free_port());
-            let mut command = configure(dir.path(), &addr);
-            let stderr = File::create(dir.path().join("stderr.txt")).unwrap();
-            let mut child = command
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(stderr)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-            let deadline = Instant::now() + secs(30);
-            loop {
-                if TcpStream::connect(&addr).is_ok() {
+            match spawn_listening(name, &logs, dir.path(), &addr, configure) {
+                Ok(child) => {
                     return Service {
                         name,
                         child,
@@ -83,29 +74,27 @@ impl Service {
                         logs,
                     };
                 }
-                if let Ok(Some(status)) = child.try_wait() {
-                    let mut text = format!("{name} exited ({status}):\n");
-                    for log in logs.iter().chain(&["stderr.txt"]) {
-                        text.push_str(
-                            &std::fs::read_to_string(dir.path().join(log)).unwrap_or_default(),
-                        );
-                    }
-                    last_error = text;
-                    break;
-                }
-                if Instant::now() > deadline {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    last_error = format!("{name} did not listen within 30 s");
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
+                Err(why) => last_error = why,
             }
             if !last_error.contains("in use") {
                 break;
             }
         }
         panic!("cannot start {name}: {last_error}");
+    }
+
+    /// Starts it again, configured by `configure`, in the same directory at the same address
+    /// (a service that restarts).
+    pub fn restart(&mut self, configure: &dyn Fn(&Path, &str) -> Command) {
+        self.stop();
+        self.child = spawn_listening(
+            self.name,
+            &self.logs,
+            self.dir.path(),
+            &self.addr,
+            configure,
+        )
+        .unwrap_or_else(|why| panic!("cannot restart {}: {why}", self.name));
     }
 
     /// Every log file of the service, for a failure message.
@@ -121,10 +110,57 @@ impl Service {
         text
     }
 
+    /// Sends it `signal` (`STOP` freezes it: it accepts connections and never answers;
+    /// `CONT` thaws it).
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([format!("-{signal}"), self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} failed");
+    }
+
     /// Stops it now (a registry that is down).
     pub fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Spawns `configure`'s command and waits until it listens at `addr`: the child, or why not.
+fn spawn_listening(
+    name: &str,
+    logs: &[&str],
+    dir: &Path,
+    addr: &str,
+    configure: &dyn Fn(&Path, &str) -> Command,
+) -> Result<Child, String> {
+    let mut command = configure(dir, addr);
+    let stderr = File::create(dir.join("stderr.txt")).unwrap();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+    let deadline = Instant::now() + secs(30);
+    loop {
+        if TcpStream::connect(addr).is_ok() {
+            return Ok(child);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut text = format!("{name} exited ({status}):\n");
+            for log in logs.iter().chain(&["stderr.txt"]) {
+                text.push_str(&std::fs::read_to_string(dir.join(log)).unwrap_or_default());
+            }
+            return Err(text);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{name} did not listen within 30 s"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -419,4 +455,238 @@ impl Drop for Keyring {
             eprintln!("{}", self.logs());
         }
     }
+}
+
+/// A private nginx balancing `/` over upstreams round robin, with no affinity; stopped when
+/// dropped. Every answer carries `X-Upstream` (the server that gave it), and the access log
+/// records it.
+pub struct Nginx {
+    service: Service,
+    /// `http://127.0.0.1:PORT/mcp`
+    pub url: String,
+}
+
+impl Nginx {
+    /// nginx in front of `upstreams` (`127.0.0.1:PORT` each).
+    pub fn start(upstreams: &[&str]) -> Nginx {
+        let servers: String = upstreams
+            .iter()
+            .map(|u| format!("        server {u};\n"))
+            .collect();
+        // Host stays the balancer's own loopback address, which Palisade's DNS-rebinding
+        // check accepts; SSE passes through unbuffered.
+        let service = start_nginx(&|addr| {
+            format!(
+                r#"    log_format upstreams '$request_method $status $upstream_addr';
+    access_log access.log upstreams;
+    upstream palisade {{
+{servers}    }}
+    server {{
+        listen {addr};
+        location / {{
+            proxy_pass http://palisade;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_buffering off;
+            proxy_request_buffering off;
+            proxy_read_timeout 600s;
+            add_header X-Upstream $upstream_addr always;
+        }}
+    }}"#
+            )
+        });
+        Nginx {
+            url: format!("http://{}/mcp", service.addr),
+            service,
+        }
+    }
+
+    /// The upstream address of each request logged so far (`-` when none was reached).
+    pub fn access_log_upstreams(&self) -> Vec<String> {
+        std::fs::read_to_string(self.service.dir.path().join("access.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.rsplit(' ').next().map(String::from))
+            .collect()
+    }
+
+    /// Its logs, for a failure message.
+    pub fn logs(&self) -> String {
+        self.service.logs()
+    }
+}
+
+/// How a test's Redis is set up.
+#[derive(Debug, Clone, Default)]
+pub struct RedisOptions {
+    /// `requirepass`: clients must give this password.
+    pub password: Option<String>,
+    /// TLS only, with this certificate and key (PEM files), instead of plain TCP.
+    pub tls: Option<(PathBuf, PathBuf)>,
+}
+
+/// Debian's `redis-server` on 127.0.0.1, keeping nothing on disk; stopped when dropped.
+pub struct Redis {
+    /// The running server.
+    pub service: Service,
+    options: RedisOptions,
+}
+
+impl Redis {
+    /// A Redis set up as `options` says.
+    pub fn start(options: RedisOptions) -> Redis {
+        let service = Service::start("redis", vec![], &|dir, addr| {
+            redis_command(dir, addr, &options)
+        });
+        Redis { service, options }
+    }
+
+    /// `redis://127.0.0.1:PORT/0`, or `rediss://` with TLS.
+    pub fn url(&self) -> String {
+        let scheme = if self.options.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        format!("{scheme}://{}/0", self.service.addr)
+    }
+
+    /// Stops it (Redis is down).
+    pub fn stop(&mut self) {
+        self.service.stop();
+    }
+
+    /// Starts it again at the same address, empty (Redis restarted).
+    pub fn restart(&mut self) {
+        let options = self.options.clone();
+        self.service
+            .restart(&|dir, addr| redis_command(dir, addr, &options));
+    }
+
+    /// Runs `redis-cli` with `args` against it; its output.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let (host, port) = self.service.addr.split_once(':').unwrap();
+        let mut command = Command::new("redis-cli");
+        command.args(["-h", host, "-p", port]);
+        if let Some(password) = &self.options.password {
+            command.env("REDISCLI_AUTH", password);
+        }
+        assert!(
+            self.options.tls.is_none(),
+            "redis-cli here speaks plain TCP"
+        );
+        let out = command
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run redis-cli: {e}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+fn redis_command(dir: &Path, addr: &str, options: &RedisOptions) -> Command {
+    let bin = find_program(&["/usr/bin/redis-server"], "redis-server", "redis-server");
+    let (host, port) = addr.split_once(':').unwrap();
+    let mut command = Command::new(bin);
+    command
+        .args(["--bind", host, "--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(dir)
+        .args(["--logfile", "redis.log"]);
+    match &options.tls {
+        Some((cert, key)) => {
+            command
+                .args([
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    port,
+                    "--tls-auth-clients",
+                    "no",
+                ])
+                .arg("--tls-cert-file")
+                .arg(cert)
+                .arg("--tls-key-file")
+                .arg(key);
+        }
+        None => {
+            command.args(["--port", port]);
+        }
+    }
+    if let Some(password) = &options.password {
+        command.args(["--requirepass", password]);
+    }
+    command
+}
+
+/// A certificate authority and a certificate it signed for 127.0.0.1, made by openssl in
+/// `dir`: (CA certificate, server certificate, server key), PEM files.
+pub fn loopback_tls_certificate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let at = |name: &str| dir.join(name);
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=palisade test CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    write_file(
+        at("server.ext"),
+        "subjectAltName = IP:127.0.0.1\nbasicConstraints = CA:FALSE\n\
+         keyUsage = digitalSignature\nextendedKeyUsage = serverAuth\n",
+    );
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+    ]);
+    (at("ca.pem"), at("server.pem"), at("server.key"))
 }

@@ -12,66 +12,6 @@ use palisade_tests::*;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------
-// nginx
-// ---------------------------------------------------------------------------
-
-/// A private nginx balancing `/` over upstreams round robin; stopped when dropped.
-struct Nginx {
-    service: Service,
-    /// `http://127.0.0.1:PORT/mcp`
-    url: String,
-}
-
-impl Nginx {
-    fn start(upstreams: &[&str]) -> Nginx {
-        let servers: String = upstreams
-            .iter()
-            .map(|u| format!("        server {u};\n"))
-            .collect();
-        // Host stays the balancer's own loopback address, which Palisade's DNS-rebinding
-        // check accepts; SSE passes through unbuffered.
-        let service = start_nginx(&|addr| {
-            format!(
-                r#"    log_format upstreams '$request_method $status $upstream_addr';
-    access_log access.log upstreams;
-    upstream palisade {{
-{servers}    }}
-    server {{
-        listen {addr};
-        location / {{
-            proxy_pass http://palisade;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $http_host;
-            proxy_buffering off;
-            proxy_request_buffering off;
-            proxy_read_timeout 600s;
-            add_header X-Upstream $upstream_addr always;
-        }}
-    }}"#
-            )
-        });
-        Nginx {
-            url: format!("http://{}/mcp", service.addr),
-            service,
-        }
-    }
-
-    /// The upstream address of each request logged so far (`-` when none was reached).
-    fn access_log_upstreams(&self) -> Vec<String> {
-        std::fs::read_to_string(self.service.dir.path().join("access.log"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.rsplit(' ').next().map(String::from))
-            .collect()
-    }
-
-    fn logs(&self) -> String {
-        self.service.logs()
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Two Palisades
 // ---------------------------------------------------------------------------
 

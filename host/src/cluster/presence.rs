@@ -48,7 +48,11 @@ impl Presence {
 
 /// Keeps this replica's key fresh until `shutdown` (SIGTERM) or [`Presence::leave`], then
 /// deletes it.
-pub fn start(cluster: Arc<Cluster>, serving: String, shutdown: Shutdown) -> Presence {
+pub fn start(
+    cluster: Arc<Cluster>,
+    serving: Box<dyn Fn() -> String + Send>,
+    shutdown: Shutdown,
+) -> Presence {
     let started_unix = unix_now().as_secs();
     let leaving = CancellationToken::new();
     let left = leaving.clone();
@@ -69,7 +73,7 @@ pub fn start(cluster: Arc<Cluster>, serving: String, shutdown: Shutdown) -> Pres
             let info = ReplicaInfo {
                 replica: cluster.replica.to_string(),
                 version: env!("CARGO_PKG_VERSION").into(),
-                serving: serving.clone(),
+                serving: serving(),
                 started_unix,
                 redis_round_trip_us: round_trip.as_micros() as u64,
             };

@@ -91,6 +91,8 @@ pub struct Server {
     pub tracing: Option<Arc<crate::telemetry::Tracing>>,
     /// Set once the server is stopping (SIGTERM).
     pub shutdown: crate::shutdown::Shutdown,
+    /// Where MCP over HTTP is served, once its listener is bound.
+    pub listening: std::sync::OnceLock<std::net::SocketAddr>,
 }
 
 /// Where the server reports what it does, each when configured: the audit log, metrics and
@@ -140,6 +142,7 @@ impl Server {
             metrics,
             tracing,
             shutdown: crate::shutdown::Shutdown::default(),
+            listening: std::sync::OnceLock::new(),
         })
     }
 

@@ -90,6 +90,7 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let address = listener.local_addr()?;
+    let _ = server.listening.set(address);
     let state_server_requires_tokens = server.access.tokens_required();
     let oauth = match &server.access.oauth {
         Some(settings) => Some(resource_server::start(settings, address)?),

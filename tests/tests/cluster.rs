@@ -1,0 +1,342 @@
+//! Replicas sharing one Redis (`[cluster]`): a client's allowance, a plugin's running calls and
+//! its fuel budget are counted once across every replica; while Redis cannot answer, calls meet
+//! the failure policy within `timeout_ms` (never a hang) and are served again once it is back;
+//! the password, TLS and `palisade status`. Redis is Debian's `redis-server` (`./dev test`
+//! installs it), started by each test on 127.0.0.1; the balancer is nginx, round robin.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use palisade_tests::*;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "cluster-test-token-7f3a9c2e51d84b06";
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
+/// `<dir>/palisade.toml`: `[cluster]` with `cluster` (the `redis = ...` line and more), the
+/// token `alice`, and misbehave under `limits`.
+fn config(dir: &Path, cluster: &str, limits: &str) -> String {
+    let path = config_file(
+        dir,
+        &format!(
+            "[server]\nwatch = false\n\n[cluster]\n{cluster}\n\n[[auth.tokens]]\nname = \"alice\"\n\
+             sha256 = \"{}\"\nscope = \"all\"\n\n[plugins.misbehave]\npath = {}\n\n\
+             [plugins.misbehave.limits]\n{limits}\n",
+            sha256_hex(TOKEN),
+            toml_str(&plugin_arg("misbehave"))
+        ),
+    );
+    path_str(&path)
+}
+
+fn replica(config: &str) -> HttpServer {
+    HttpServer::start(&["--no-watch", "--config", config])
+}
+
+/// A 2026-07-28 client of `url` with alice's token: each call a request of its own, so any
+/// replica can serve it.
+fn client(url: &str) -> HttpClient {
+    let mut c = HttpClient::new(url);
+    c.version = STATELESS_VERSION.to_string();
+    c.headers
+        .push(("Authorization".into(), format!("Bearer {TOKEN}")));
+    c
+}
+
+/// Calls `tool`: the result, and the replica that answered (nginx's `X-Upstream`, if any).
+fn call(c: &mut HttpClient, tool: &str, arguments: Value) -> (Value, Option<String>) {
+    let message = c.stateless_message(
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+        &json!({}),
+    );
+    let answer = c.stateless_exchange(&message, &[]);
+    (answer.result(), answer.header("x-upstream"))
+}
+
+fn ok(c: &mut HttpClient) -> Value {
+    call(c, "misbehave_ok", json!({})).0
+}
+
+/// Calls `misbehave_ok` until `done` says yes of a result, for at most `within`; the last.
+fn ok_until(c: &mut HttpClient, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let r = ok(c);
+        if done(&r) || Instant::now() > deadline {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+const CLIENT_RATE: &str =
+    "was called more than 60 times a minute by this client (limits.calls_per_minute_per_client)";
+const UNAVAILABLE: &str = "the limits this server shares with its cluster cannot be checked";
+
+/// Proves: behind nginx's plain round robin, three replicas sharing Redis give a client 60
+/// calls a minute in all, not 60 each: of 120 calls in a burst, 60 and the few the bucket
+/// regains while they run are served, the rest refused with the message a lone server gives;
+/// and every replica served some.
+#[test]
+fn three_replicas_behind_nginx_give_a_client_one_allowance() {
+    let redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = config(
+        dir.path(),
+        &format!("redis = \"{}\"", redis.url()),
+        "calls_per_minute_per_client = 60\ncalls_per_minute = 100000",
+    );
+    let replicas: Vec<HttpServer> = (0..3).map(|_| replica(&config)).collect();
+    for r in &replicas {
+        r.process.wait_ready();
+    }
+    let nginx = Nginx::start(&replicas.iter().map(|r| r.addr.as_str()).collect::<Vec<_>>());
+    let mut c = client(&nginx.url);
+
+    let started = Instant::now();
+    let (mut served, mut refused) = (0u32, 0u32);
+    let mut upstreams = BTreeSet::new();
+    for _ in 0..120 {
+        let (r, upstream) = call(&mut c, "misbehave_ok", json!({}));
+        upstreams.extend(upstream);
+        if is_tool_error(&r) {
+            let text = tool_text(&r);
+            assert!(text.contains(CLIENT_RATE), "{r}");
+            assert!(text.contains("retry in"), "{r}");
+            refused += 1;
+        } else {
+            served += 1;
+        }
+    }
+    // One more call a second comes back while the burst runs.
+    let regained = started.elapsed().as_secs() as u32 + 1;
+    assert!(
+        (60..=60 + regained).contains(&served),
+        "served {served} of 120 calls in {:?} (refused {refused}); 60 + at most {regained} expected\n{}",
+        started.elapsed(),
+        nginx.logs()
+    );
+    assert_eq!(upstreams.len(), 3, "nginx used {upstreams:?}");
+}
+
+/// Proves: a plugin's running calls are capped across replicas (one call at once: a call on B
+/// while A runs one is refused with the usual message, and served once A's call is done), and
+/// so is its fuel budget (a call that drains it on A makes B refuse the next).
+#[test]
+fn running_calls_and_the_fuel_budget_are_counted_across_replicas() {
+    let redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = config(
+        dir.path(),
+        &format!("redis = \"{}\"", redis.url()),
+        "concurrent_calls = 1\nfuel_burst = 300000000\nfuel_per_second = 10000000\n\
+         fuel_per_call = 1000000000\ntimeout_ms = 20000",
+    );
+    let (a, b) = (replica(&config), replica(&config));
+    a.process.wait_ready();
+    b.process.wait_ready();
+    let (mut on_a, mut on_b) = (client(&a.url), client(&b.url));
+
+    // B's calls hold the one slot for a moment each: A retries until its sleep got it.
+    let sleeping = std::thread::spawn(move || {
+        let deadline = Instant::now() + secs(10);
+        loop {
+            let r = call(&mut on_a, "misbehave_sleep", json!({"ms": 3000})).0;
+            if !is_tool_error(&r) || Instant::now() > deadline {
+                return (r, on_a);
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let r = ok_until(&mut on_b, secs(10), is_tool_error);
+    let text = error_text(&r, "is already running 1 calls");
+    assert!(text.contains("limits.concurrent_calls"), "{text}");
+    let (slept, mut on_a) = sleeping.join().unwrap();
+    assert_eq!(tool_text(&slept), "slept 3000 ms", "{slept}");
+    let r = ok(&mut on_b);
+    assert!(!is_tool_error(&r), "the slot came back: {r}");
+
+    // One spin burns its whole 1e9 allowance: the 3e8 budget is 7e8 in debt.
+    let spun = call(&mut on_a, "misbehave_spin", json!({})).0;
+    error_text(&spun, "out of fuel");
+    let r = ok_until(&mut on_b, secs(10), is_tool_error);
+    let text = error_text(&r, "has used up its fuel budget");
+    assert!(text.contains("limits.fuel_per_second"), "{text}");
+}
+
+/// Proves: with Redis stopped, a call is refused (`fail = "closed"`, the default) with a
+/// message saying why, not held; with Redis frozen (it takes connections and never answers)
+/// too, within the timeout; once Redis is back (restarted, empty), calls are served again
+/// without restarting the replica.
+#[test]
+fn while_redis_is_down_calls_are_refused_and_served_again_once_it_is_back() {
+    let mut redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = config(
+        dir.path(),
+        &format!("redis = \"{}\"\ntimeout_ms = 300", redis.url()),
+        "",
+    );
+    let server = replica(&config);
+    let mut c = client(&server.url);
+    assert!(!is_tool_error(&ok(&mut c)));
+
+    redis.stop();
+    let r = ok(&mut c);
+    let text = error_text(&r, UNAVAILABLE);
+    assert!(text.contains("fail = \"closed\""), "{text}");
+    assert!(!text.contains(&redis.service.addr), "no address: {text}");
+
+    redis.restart();
+    let r = ok_until(&mut c, secs(15), |r| !is_tool_error(r));
+    assert!(
+        !is_tool_error(&r),
+        "still refused after Redis came back: {r}"
+    );
+
+    redis.service.signal("STOP");
+    let r = ok(&mut c);
+    redis.service.signal("CONT");
+    error_text(&r, UNAVAILABLE);
+    let r = ok_until(&mut c, secs(15), |r| !is_tool_error(r));
+    assert!(!is_tool_error(&r), "still refused after Redis thawed: {r}");
+    assert!(
+        server.stderr().contains("shared limits not checked"),
+        "the replica logs why it refused:\n{}",
+        server.stderr()
+    );
+}
+
+/// Proves: with `fail = "open"`, a replica serves while Redis is down, under its own limits
+/// (here 3 calls a minute for the client, then the usual refusal).
+#[test]
+fn fail_open_serves_under_each_replicas_own_limits() {
+    let mut redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = config(
+        dir.path(),
+        &format!(
+            "redis = \"{}\"\nfail = \"open\"\ntimeout_ms = 300",
+            redis.url()
+        ),
+        "calls_per_minute_per_client = 3",
+    );
+    let server = replica(&config);
+    let mut c = client(&server.url);
+    redis.stop();
+    for _ in 0..3 {
+        let r = ok(&mut c);
+        assert!(!is_tool_error(&r), "{r}");
+    }
+    error_text(
+        &ok(&mut c),
+        "was called more than 3 times a minute by this client",
+    );
+}
+
+/// Proves: a Redis with a password: the right one from `password_env` is used (calls are
+/// counted in Redis); a wrong one stops the start with a message that says so and never shows
+/// the password.
+#[test]
+fn a_password_protected_redis_takes_the_right_password_and_refuses_a_wrong_one() {
+    let redis = Redis::start(RedisOptions {
+        password: Some("correct-horse-battery".into()),
+        tls: None,
+    });
+    let dir = tempdir();
+    let config = config(
+        dir.path(),
+        &format!(
+            "redis = \"{}\"\npassword_env = \"PALISADE_TEST_REDIS_PASSWORD\"",
+            redis.url()
+        ),
+        "",
+    );
+    let server = HttpServer::start_with(
+        Server::builder()
+            .args(["--no-watch", "--config", &config])
+            .env("PALISADE_TEST_REDIS_PASSWORD", "correct-horse-battery"),
+    );
+    let mut c = client(&server.url);
+    assert!(!is_tool_error(&ok(&mut c)));
+    let keys = redis.cli(&["--scan", "--pattern", "palisade:limits:*"]);
+    assert!(keys.contains("palisade:limits:{misbehave}:calls"), "{keys}");
+
+    // The wrong password in the URL this time.
+    let wrong_url = redis.url().replace("redis://", "redis://:wrong-staple@");
+    let wrong_dir = tempdir();
+    let wrong = self::config(wrong_dir.path(), &format!("redis = \"{wrong_url}\""), "");
+    let out = assert_serve_refused(&["--config", &wrong], "refused this server");
+    assert!(!out.stderr.contains("wrong-staple"), "{out}");
+}
+
+/// Proves: `rediss://` with `ca_file` naming a private authority: the TLS connection works
+/// and `palisade status` says it is TLS.
+#[test]
+fn redis_over_tls_with_a_private_authority() {
+    let certs = tempdir();
+    let (ca, cert, key) = loopback_tls_certificate(certs.path());
+    let redis = Redis::start(RedisOptions {
+        password: None,
+        tls: Some((cert, key)),
+    });
+    let dir = tempdir();
+    let config = config(
+        dir.path(),
+        &format!(
+            "redis = \"{}\"\nca_file = {}",
+            redis.url(),
+            toml_str(&path_str(&ca))
+        ),
+        "",
+    );
+    let server = replica(&config);
+    let mut c = client(&server.url);
+    let r = ok(&mut c);
+    assert!(!is_tool_error(&r), "{r}\n{}", server.stderr());
+    let status = run_palisade(&["status", "--config", &config], false, secs(60));
+    assert!(status.success(), "{status}");
+    assert!(status.stdout.contains("(TLS)"), "{status}");
+}
+
+/// Proves: `palisade status` lists each replica serving (its URL) with Redis's round trip,
+/// and exits 1 saying Redis does not answer once it is stopped.
+#[test]
+fn status_shows_the_replicas_and_redis() {
+    let mut redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = config(dir.path(), &format!("redis = \"{}\"", redis.url()), "");
+    let (a, b) = (replica(&config), replica(&config));
+    let deadline = Instant::now() + secs(20);
+    let status = loop {
+        let status = run_palisade(&["status", "--config", &config], false, secs(60));
+        let both = status.stdout.contains(&a.url) && status.stdout.contains(&b.url);
+        if both || Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(status.success(), "{status}");
+    for needle in [
+        "redis     answers: round trip",
+        "2 seen in the last 15 s",
+        &a.url,
+        &b.url,
+    ] {
+        assert!(status.stdout.contains(needle), "{needle:?}:\n{status}");
+    }
+
+    redis.stop();
+    let status = run_palisade(&["status", "--config", &config], false, secs(60));
+    assert!(!status.success(), "{status}");
+    assert!(
+        status.stdout.contains("redis     does not answer"),
+        "{status}"
+    );
+}
