@@ -10,6 +10,7 @@ use anyhow::{Context as _, Result};
 
 use crate::audit::AuditLog;
 use crate::catalog::{Catalog, HostTool, InHostTools};
+use crate::cluster::bus::RedisBus;
 use crate::cluster::limits::RedisLimits;
 use crate::cluster::{Cluster, presence};
 use crate::grants::UserGrants;
@@ -127,6 +128,11 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         },
     );
     server.shutdown.set_grace(config.shutdown_grace);
+    if let Some(cluster) = &cluster {
+        let bus = Arc::new(RedisBus::new(cluster.clone()));
+        bus.listen(Arc::downgrade(&server));
+        server.join_cluster(bus);
+    }
     if let (Some(listen), Some(metrics)) = (config.metrics_listen, &server.metrics) {
         let weak = Arc::downgrade(&server);
         let plugins = move || {

@@ -340,3 +340,104 @@ fn status_shows_the_replicas_and_redis() {
         "{status}"
     );
 }
+
+const WATCHED_URI: &str = "test://watched-resource";
+
+/// `<dir>/palisade.toml` serving the conformance fixtures (reloading on: a plugin's list
+/// change relists it) in the cluster at `redis_url`.
+fn conformance_config(dir: &Path, redis_url: &str) -> String {
+    let path = config_file(
+        dir,
+        &format!(
+            "[cluster]\nredis = \"{redis_url}\"\n\n[plugins.conformance]\npath = {}\nprefix = \"\"\n",
+            toml_str(&plugin_arg("conformance"))
+        ),
+    );
+    path_str(&path)
+}
+
+/// The next message on `stream` within `within`, if any.
+fn next_message(stream: &mut SseStream, within: Duration) -> Option<Value> {
+    stream.next_event_within(within).map(|e| e.message)
+}
+
+/// Proves: a change a plugin reports during a call on replica A reaches clients listening on
+/// replica B, once: a 2026-07-28 `subscriptions/listen` stream hears the resource update and
+/// the tool list change (B relists the plugin itself), and an initialize-based session's GET
+/// stream on B hears the update of the resource it subscribed to. Nothing comes twice.
+#[test]
+fn a_change_on_one_replica_reaches_listeners_on_another_once() {
+    let redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = conformance_config(dir.path(), &redis.url());
+    let (a, b) = (
+        HttpServer::start(&["--config", &config]),
+        HttpServer::start(&["--config", &config]),
+    );
+    a.process.wait_ready();
+    b.process.wait_ready();
+
+    // Listening on B, without a session.
+    let listener = b.stateless_client();
+    let listen = stateless_message(
+        json!("listen-on-b"),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": [WATCHED_URI]}}),
+        &json!({}),
+    );
+    let mut listening = listener
+        .post_stateless(&listen, &[])
+        .expect_sse("subscriptions/listen");
+    let ack = next_message(&mut listening, startup_timeout()).expect("an acknowledgment");
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+
+    // A session on B, subscribed to the resource, with its GET stream open.
+    let mut session = b.client();
+    session.initialize(LATEST_VERSION);
+    session.result("resources/subscribe", json!({"uri": WATCHED_URI}));
+    let mut standalone = session.open_stream();
+
+    // The calls run on A.
+    let mut on_a = a.stateless_client();
+    let trigger = |c: &mut HttpClient, tool: &str| {
+        let r = c.stateless_result(
+            "tools/call",
+            json!({"name": tool, "arguments": {}}),
+            &json!({}),
+        );
+        assert!(!is_tool_error(&r), "{r}");
+    };
+    // Each stream hears each change once: what comes next is always the next change.
+    let expect = |stream: &mut SseStream, method: &str, what: &str| {
+        let heard = next_message(stream, secs(30))
+            .unwrap_or_else(|| panic!("{what} ended before {method}"));
+        assert_eq!(heard["method"], method, "{what}: {heard}");
+    };
+    for _ in 0..2 {
+        trigger(&mut on_a, "test_trigger_resource_update");
+        expect(
+            &mut listening,
+            "notifications/resources/updated",
+            "the listener on B",
+        );
+        expect(
+            &mut standalone,
+            "notifications/resources/updated",
+            "the session on B",
+        );
+        trigger(&mut on_a, "test_trigger_tool_change");
+        expect(
+            &mut listening,
+            "notifications/tools/list_changed",
+            "the listener on B",
+        );
+        expect(
+            &mut standalone,
+            "notifications/tools/list_changed",
+            "the session on B",
+        );
+    }
+}

@@ -1,11 +1,13 @@
 //! Replicas behind one load balancer, sharing one Redis (`[cluster]`): the connection
-//! (here), the limits every replica counts together (`limits.rs`), each replica's presence
-//! (`presence.rs`) and `palisade status` (`status.rs`).
+//! (here), the limits every replica counts together (`limits.rs`), the changes plugins report
+//! on one replica heard on every other (`bus.rs`), each replica's presence (`presence.rs`) and
+//! `palisade status` (`status.rs`).
 //!
 //! Redis is reached through one multiplexed connection that reconnects by itself; every
 //! command waits at most `timeout_ms`, so a Redis that is down or slow costs a call that long,
 //! never a hang.
 
+pub mod bus;
 pub mod limits;
 pub mod presence;
 /// `palisade status`.
@@ -28,6 +30,8 @@ pub struct Unavailable(String);
 /// This replica's connection to the cluster's Redis.
 pub struct Cluster {
     settings: ClusterSettings,
+    /// For connections of their own (subscriptions).
+    client: redis::Client,
     redis: ConnectionManager,
     /// This replica's name among the others (host name and process id).
     pub replica: Arc<str>,
@@ -75,11 +79,12 @@ impl Cluster {
             // each time keep a restarted Redis from costing more than a moment.
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(500));
-        let redis =
-            ConnectionManager::new_lazy_with_config(client, config).context("[cluster] redis")?;
+        let redis = ConnectionManager::new_lazy_with_config(client.clone(), config)
+            .context("[cluster] redis")?;
         Ok(Cluster {
             replica: replica_name().into(),
             settings,
+            client,
             redis,
         })
     }

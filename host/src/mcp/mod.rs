@@ -1,5 +1,6 @@
 //! The Model Context Protocol: JSON-RPC framing, revisions, sessions and the wire shapes of results.
 
+pub mod cluster_events;
 mod coalesce;
 pub mod grant_questions;
 mod handlers;
@@ -93,6 +94,8 @@ pub struct Server {
     pub shutdown: crate::shutdown::Shutdown,
     /// Where MCP over HTTP is served, once its listener is bound.
     pub listening: std::sync::OnceLock<std::net::SocketAddr>,
+    /// The other replicas, with `[cluster]`.
+    cluster: std::sync::OnceLock<Arc<dyn cluster_events::ClusterBus>>,
 }
 
 /// Where the server reports what it does, each when configured: the audit log, metrics and
@@ -143,6 +146,7 @@ impl Server {
             tracing,
             shutdown: crate::shutdown::Shutdown::default(),
             listening: std::sync::OnceLock::new(),
+            cluster: std::sync::OnceLock::new(),
         })
     }
 
@@ -225,9 +229,13 @@ impl Server {
 
     /// Tells every session about `change`, which `plugin` reported: at most once per interval
     /// for the same change, and within the plugin's rate (see `coalesce.rs`).
+    /// In a cluster, the other replicas hear it too.
     pub fn announce_from(self: &Arc<Self>, plugin: &Arc<str>, change: Change) {
         match self.coalescer.decide(plugin, &change) {
-            coalesce::Decision::Now => self.announce(change),
+            coalesce::Decision::Now => {
+                self.tell_cluster(cluster_events::ClusterEvent::of_change(plugin, &change));
+                self.announce(change)
+            }
             coalesce::Decision::Later(after) => {
                 let server = Arc::downgrade(self);
                 let plugin = plugin.clone();
@@ -235,6 +243,9 @@ impl Server {
                     tokio::time::sleep(after).await;
                     if let Some(server) = server.upgrade() {
                         server.coalescer.sent_later(&plugin, &change);
+                        server.tell_cluster(cluster_events::ClusterEvent::of_change(
+                            &plugin, &change,
+                        ));
                         server.announce(change);
                     }
                 });

@@ -75,6 +75,12 @@ pub(super) async fn forward(
                 .announce_from(&plugin.name, Change::ListChanged(ListKind::Resources)),
             // Tool and prompt lists are read when a plugin loads: list it again.
             PluginEvent::ListChanged(kind) => {
+                session.server.tell_cluster(Some(
+                    super::cluster_events::ClusterEvent::ListChanged {
+                        plugin: plugin.name.to_string(),
+                        list: super::cluster_events::list_name(kind).into(),
+                    },
+                ));
                 session.server.request_relist(plugin.name.clone(), kind)
             }
         }
