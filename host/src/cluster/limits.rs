@@ -1,7 +1,8 @@
 //! The limits replicas count together in Redis: calls per minute (each client's and
 //! everyone's), the fuel budget, and running calls. One script checks and counts them
 //! atomically, so admitting a call costs one round trip (`EVALSHA`); giving the slot back and
-//! charging the fuel a call burned is a second script, sent after the call without waiting.
+//! charging the fuel a call burned is a second script, sent after the call without making it
+//! wait, for every call that ended meanwhile at once (one round trip for many calls under load).
 //!
 //! The buckets refill by Redis's clock (`TIME`), never a replica's, so replicas whose clocks
 //! disagree still count alike. Every key expires once it would be full again or its calls
@@ -18,6 +19,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use redis::Script;
+use tokio::sync::mpsc;
 use sha2::{Digest, Sha256};
 
 use super::Cluster;
@@ -70,27 +72,49 @@ redis.call('PEXPIRE', KEYS[1], lease)
 return {0, 0}
 "#;
 
-/// A call ended. KEYS: running, fuel. ARGV: slot id, fuel burned, fuel burst, fuel per second.
+/// Calls ended. For each call i: KEYS running, fuel; ARGV slot id, fuel burned, fuel burst,
+/// fuel per second.
 const FINISH: &str = r#"
-redis.call('ZREM', KEYS[1], ARGV[1])
-local burned = tonumber(ARGV[2])
-if burned <= 0 then return 0 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local capacity = tonumber(ARGV[3])
-local per_ms = tonumber(ARGV[4]) / 1000
-local v = redis.call('HMGET', KEYS[2], 'level', 'at')
-local lvl = capacity
-if v[1] then
-  lvl = math.min(capacity, tonumber(v[1]) + math.max(0, now - tonumber(v[2])) * per_ms)
+local calls = #ARGV / 4
+for i = 0, calls - 1 do
+  local running, fuel = KEYS[2 * i + 1], KEYS[2 * i + 2]
+  redis.call('ZREM', running, ARGV[4 * i + 1])
+  local burned = tonumber(ARGV[4 * i + 2])
+  if burned > 0 then
+    local capacity = tonumber(ARGV[4 * i + 3])
+    local per_ms = tonumber(ARGV[4 * i + 4]) / 1000
+    local v = redis.call('HMGET', fuel, 'level', 'at')
+    local lvl = capacity
+    if v[1] then
+      lvl = math.min(capacity, tonumber(v[1]) + math.max(0, now - tonumber(v[2])) * per_ms)
+    end
+    lvl = lvl - burned
+    redis.call('HSET', fuel, 'level', string.format('%.17g', lvl), 'at', now)
+    if per_ms > 0 then
+      redis.call('PEXPIRE', fuel, math.ceil((capacity - lvl) / per_ms) + 1000)
+    end
+  end
 end
-lvl = lvl - burned
-redis.call('HSET', KEYS[2], 'level', string.format('%.17g', lvl), 'at', now)
-if per_ms > 0 then
-  redis.call('PEXPIRE', KEYS[2], math.ceil((capacity - lvl) / per_ms) + 1000)
-end
-return 1
+return calls
 "#;
+
+/// Calls ended and not yet told to Redis, at most; past it a call's slot comes back only when
+/// its lease ends (Redis is away, or far behind).
+const MAX_UNTOLD: usize = 10_000;
+/// Ended calls told to Redis in one round trip, at most.
+const TOLD_AT_ONCE: usize = 256;
+
+/// A call that ended, to be told to Redis.
+struct Ended {
+    running: String,
+    fuel_key: String,
+    slot: String,
+    fuel: u64,
+    burst: u64,
+    per_second: u64,
+}
 
 static ADMIT_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(ADMIT));
 static FINISH_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(FINISH));
@@ -99,14 +123,18 @@ static FINISH_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(FINISH));
 pub struct RedisLimits {
     cluster: Arc<Cluster>,
     next_slot: AtomicU64,
+    ended: mpsc::Sender<Ended>,
 }
 
 impl RedisLimits {
-    /// Limits counted in `cluster`'s Redis.
+    /// Limits counted in `cluster`'s Redis; starts the task that tells it of ended calls.
     pub fn new(cluster: Arc<Cluster>) -> RedisLimits {
+        let (ended, untold) = mpsc::channel(MAX_UNTOLD);
+        tokio::spawn(tell_ended(cluster.clone(), untold));
         RedisLimits {
             cluster,
             next_slot: AtomicU64::new(0),
+            ended,
         }
     }
 
@@ -182,31 +210,46 @@ impl SharedLimits for RedisLimits {
     }
 
     fn finish(&self, plugin: &str, slot: SharedSlot, fuel: u64, limits: &Limits) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
+        let ended = Ended {
+            running: self.key(plugin, "running"),
+            fuel_key: self.key(plugin, "fuel"),
+            slot: slot.0,
+            fuel,
+            burst: limits.fuel_burst,
+            per_second: limits.fuel_per_second,
         };
-        let mut invocation = FINISH_SCRIPT.prepare_invoke();
-        invocation
-            .key(self.key(plugin, "running"))
-            .key(self.key(plugin, "fuel"))
-            .arg(slot.0)
-            .arg(fuel)
-            .arg(limits.fuel_burst)
-            .arg(limits.fuel_per_second);
-        let cluster = self.cluster.clone();
-        let plugin = plugin.to_string();
-        runtime.spawn(async move {
-            let done = cluster
-                .run(async |c| invocation.invoke_async::<i64>(c).await)
-                .await;
-            if let Err(why) = done {
-                // The slot comes back when its lease ends; the fuel is not charged.
-                tracing::warn!(plugin, fuel, "a finished call was not counted: {why}");
-            }
-        });
+        if self.ended.try_send(ended).is_err() {
+            tracing::warn!(plugin, fuel, "an ended call was not counted: too many are waiting");
+        }
     }
 
     fn fail_open(&self) -> bool {
         self.cluster.settings().fail == FailPolicy::Open
+    }
+}
+
+/// Tells Redis of ended calls: each as soon as it comes when calls are few, all that came
+/// meanwhile in one round trip when they are many.
+async fn tell_ended(cluster: Arc<Cluster>, mut untold: mpsc::Receiver<Ended>) {
+    let mut batch = Vec::with_capacity(TOLD_AT_ONCE);
+    while untold.recv_many(&mut batch, TOLD_AT_ONCE).await > 0 {
+        let mut invocation = FINISH_SCRIPT.prepare_invoke();
+        for ended in &batch {
+            invocation
+                .key(&ended.running)
+                .key(&ended.fuel_key)
+                .arg(&ended.slot)
+                .arg(ended.fuel)
+                .arg(ended.burst)
+                .arg(ended.per_second);
+        }
+        let told = cluster
+            .run(async |c| invocation.invoke_async::<i64>(c).await)
+            .await;
+        if let Err(why) = told {
+            // Their slots come back when their leases end; their fuel is not charged.
+            tracing::warn!(calls = batch.len(), "ended calls were not counted: {why}");
+        }
+        batch.clear();
     }
 }
