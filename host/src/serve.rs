@@ -12,6 +12,7 @@ use crate::audit::AuditLog;
 use crate::catalog::{Catalog, HostTool, InHostTools};
 use crate::cluster::bus::RedisBus;
 use crate::cluster::limits::RedisLimits;
+use crate::cluster::sessions::SharedSessions;
 use crate::cluster::{Cluster, presence};
 use crate::grants::UserGrants;
 use crate::mcp::roots::ServedRoots;
@@ -128,11 +129,12 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         },
     );
     server.shutdown.set_grace(config.shutdown_grace);
-    if let Some(cluster) = &cluster {
+    let bus = cluster.as_ref().map(|cluster| {
         let bus = Arc::new(RedisBus::new(cluster.clone()));
         bus.listen(Arc::downgrade(&server));
-        server.join_cluster(bus);
-    }
+        server.join_cluster(bus.clone());
+        bus
+    });
     if let (Some(listen), Some(metrics)) = (config.metrics_listen, &server.metrics) {
         let weak = Arc::downgrade(&server);
         let plugins = move || {
@@ -144,7 +146,7 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         transport::metrics_endpoint::serve_metrics(listen, server.clone(), metrics.clone()).await?;
     }
     shutdown::stop_on_signal(server.shutdown.clone());
-    let presence = cluster.map(|cluster| {
+    let presence = cluster.clone().map(|cluster| {
         let weak = Arc::downgrade(&server);
         let serving = move || match weak.upgrade().and_then(|s| s.listening.get().copied()) {
             Some(address) => format!("http://{address}/mcp"),
@@ -184,7 +186,10 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
                 plugins,
                 "serving MCP over HTTP; plugins load in the background"
             );
-            transport::http::serve(server, options).await
+            let shared = cluster.as_ref().zip(bus).map(|(cluster, bus)| {
+                SharedSessions::new(cluster.clone(), bus, config.http.session_idle_timeout)
+            });
+            transport::http::serve(server, options, shared).await
         }
         None => {
             tracing::info!(

@@ -441,3 +441,291 @@ fn a_change_on_one_replica_reaches_listeners_on_another_once() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// Sessions of the initialize-based revisions, shared by the replicas
+// ---------------------------------------------------------------------------
+
+/// A client of `url` on the session `of` started (through whatever replica).
+fn same_session(url: &str, of: &HttpClient) -> HttpClient {
+    let mut c = HttpClient::new(url);
+    c.session_id = of.session_id.clone();
+    c.version = of.version.clone();
+    c
+}
+
+fn upstream(reply: &HttpReply) -> String {
+    reply
+        .header("x-upstream")
+        .unwrap_or_else(|| panic!("no X-Upstream from nginx: {reply:?}"))
+}
+
+/// Proves: a session started through nginx (plain round robin over three replicas) works
+/// whatever replica each request reaches: lists and calls; progress on a call's stream; the
+/// log level set through one replica filtering a call's logs on another; an elicitation whose
+/// answer reaches another replica than the call; a resource update reaching the GET stream
+/// wherever it is open. Every replica served some of it.
+#[test]
+fn a_session_works_whatever_replica_each_request_reaches() {
+    let redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = conformance_config(dir.path(), &redis.url());
+    let replicas: Vec<HttpServer> = (0..3)
+        .map(|_| HttpServer::start(&["--no-watch", "--config", &config]))
+        .collect();
+    for r in &replicas {
+        r.process.wait_ready();
+    }
+    let nginx = Nginx::start(&replicas.iter().map(|r| r.addr.as_str()).collect::<Vec<_>>());
+    let logs = || {
+        replicas
+            .iter()
+            .map(|r| r.stderr())
+            .collect::<Vec<_>>()
+            .join("\n---\n")
+    };
+    let mut c = HttpClient::new(&nginx.url);
+    c.initialize_with_capabilities(LATEST_VERSION, json!({"elicitation": {}}));
+    for _ in 0..3 {
+        let tools = c.result("tools/list", json!({}));
+        assert!(
+            tools["tools"].as_array().is_some_and(|t| !t.is_empty()),
+            "{tools}"
+        );
+    }
+
+    // Progress, on the call's own stream.
+    let msg = c.request_message(
+        "tools/call",
+        json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}}),
+    );
+    let exchange = c.exchange_message(&msg);
+    let progress = exchange
+        .before
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .count();
+    assert_eq!(progress, 3, "{:?}\n{}", exchange.before, logs());
+    assert!(
+        exchange.response.get("result").is_some(),
+        "{}",
+        exchange.response
+    );
+
+    // The level set through one replica holds on the others.
+    c.result("logging/setLevel", json!({"level": "error"}));
+    for _ in 0..3 {
+        let exchange = c.exchange(
+            "tools/call",
+            json!({"name": "test_tool_with_logging", "arguments": {}}),
+        );
+        let logged: Vec<&Value> = exchange
+            .before
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .collect();
+        assert!(
+            logged.is_empty(),
+            "info logs at level error: {logged:?}\n{}",
+            logs()
+        );
+    }
+
+    // Elicitation: the answer goes wherever nginx sends it.
+    let mut crossed = false;
+    for _ in 0..3 {
+        let msg = c.request_message(
+            "tools/call",
+            json!({"name": "test_elicitation", "arguments": {"message": "Who are you?"}}),
+        );
+        let reply = c.post(&msg);
+        let asked_at = upstream(&reply);
+        let mut stream = reply.expect_sse("POST test_elicitation");
+        let request = stream.next_event().expect("an elicitation request").message;
+        assert_eq!(request["method"], "elicitation/create", "{request}");
+        let answer = json!({"jsonrpc": "2.0", "id": request["id"],
+            "result": {"action": "accept", "content": {"username": "testuser", "email": "t@example.com"}}});
+        let answered = c.post(&answer);
+        assert_eq!(answered.status, 202, "{answered:?}");
+        crossed |= upstream(&answered) != asked_at;
+        let rest = stream.read_to_end();
+        let result = &rest.last().expect("the result").message["result"];
+        assert!(
+            tool_text(result).contains("testuser"),
+            "{result}\n{}",
+            logs()
+        );
+    }
+    assert!(
+        crossed,
+        "no answer reached another replica than its call (round robin?)"
+    );
+
+    // A resource update reaches the GET stream, wherever each request lands.
+    c.result("resources/subscribe", json!({"uri": WATCHED_URI}));
+    let mut standalone = c.open_stream();
+    for _ in 0..3 {
+        c.call_tool("test_trigger_resource_update", json!({}));
+        let heard = next_message(&mut standalone, secs(30)).expect("the GET stream ended");
+        assert_eq!(
+            heard["method"],
+            "notifications/resources/updated",
+            "{heard}\n{}",
+            logs()
+        );
+    }
+    let served: BTreeSet<String> = nginx
+        .access_log_upstreams()
+        .into_iter()
+        .filter(|u| u != "-")
+        .collect();
+    assert_eq!(served.len(), 3, "{served:?}");
+}
+
+/// Proves: a client that drops a call's stream on one replica resumes it (`Last-Event-ID`) on
+/// another: the events it missed, then the result.
+#[test]
+fn a_dropped_stream_resumes_on_another_replica() {
+    let redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = conformance_config(dir.path(), &redis.url());
+    let (a, b) = (
+        HttpServer::start(&["--no-watch", "--config", &config]),
+        HttpServer::start(&["--no-watch", "--config", &config]),
+    );
+    let mut on_a = a.client();
+    on_a.initialize(LATEST_VERSION);
+    let msg = on_a.request_message(
+        "tools/call",
+        json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": 7}}),
+    );
+    let mut stream = on_a.post(&msg).expect_sse("POST test_tool_with_progress");
+    let first = stream.next_event().expect("a first progress report");
+    assert_eq!(first.message["method"], "notifications/progress");
+    let last_id = first.id.clone().expect("an event id");
+    drop(stream);
+
+    let on_b = same_session(&b.url, &on_a);
+    let rest = on_b.resume(&last_id).read_to_end();
+    let methods: Vec<&Value> = rest.iter().map(|e| &e.message["method"]).collect();
+    let last = rest.last().expect("events after the first").message.clone();
+    assert_eq!(
+        tool_text(&last["result"]),
+        "Tool with progress executed successfully",
+        "{methods:?}\n{}",
+        b.stderr()
+    );
+    assert_eq!(
+        rest.iter()
+            .filter(|e| e.message["method"] == "notifications/progress")
+            .count(),
+        2,
+        "the two reports after the first: {methods:?}"
+    );
+}
+
+/// Proves: a replica told to stop (SIGTERM) in the middle of a call ends the call's stream at
+/// once and finishes the call; the client resumes the stream on another replica, answers the
+/// plugin's question there (it reaches the stopping replica), and gets the result. The stopping
+/// replica then exits.
+#[test]
+fn a_stopping_replica_hands_its_streams_back() {
+    let redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = conformance_config(dir.path(), &redis.url());
+    let (mut a, b) = (
+        HttpServer::start(&["--no-watch", "--config", &config]),
+        HttpServer::start(&["--no-watch", "--config", &config]),
+    );
+    let mut on_a = a.client();
+    on_a.initialize_with_capabilities(LATEST_VERSION, json!({"elicitation": {}}));
+    let msg = on_a.request_message(
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Still there?"}}),
+    );
+    let mut stream = on_a.post(&msg).expect_sse("POST test_elicitation");
+    let asked = stream.next_event().expect("an elicitation request");
+    assert_eq!(asked.message["method"], "elicitation/create");
+
+    a.process.signal("TERM");
+    // A's stream ends at once, without the result.
+    let after_stop = stream.read_to_end();
+    assert!(
+        after_stop.iter().all(|e| !e.is_response()),
+        "{after_stop:?}"
+    );
+
+    let mut on_b = same_session(&b.url, &on_a);
+    let mut resumed = on_b.resume(asked.id.as_deref().expect("an event id"));
+    let answer = json!({"jsonrpc": "2.0", "id": asked.message["id"],
+        "result": {"action": "accept", "content": {"username": "handed-back", "email": "h@example.com"}}});
+    assert_eq!(on_b.post(&answer).status, 202);
+    let rest = resumed.read_to_end();
+    let last = &rest.last().expect("the result, resumed on B").message;
+    assert!(
+        tool_text(&last["result"]).contains("handed-back"),
+        "{last}\n--- A\n{}\n--- B\n{}",
+        a.stderr(),
+        b.stderr()
+    );
+    let status = a.process.wait_exit(secs(30));
+    assert!(
+        status.success(),
+        "A exits once its call is done: {status:?}"
+    );
+    // The session goes on at B.
+    assert!(on_b.result("tools/list", json!({}))["tools"].is_array());
+}
+
+/// Proves: sessions outlive a Redis restart: the replica serving a session stores it again,
+/// and another replica then serves it too; while Redis is down, a replica that does not know a
+/// session says so at once (503, retry), without hanging.
+#[test]
+fn sessions_survive_a_redis_restart() {
+    let mut redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = conformance_config(dir.path(), &redis.url());
+    let (a, b) = (
+        HttpServer::start(&["--no-watch", "--config", &config]),
+        HttpServer::start(&["--no-watch", "--config", &config]),
+    );
+    let mut on_a = a.client();
+    on_a.initialize(LATEST_VERSION);
+
+    redis.stop();
+    let on_b = same_session(&b.url, &on_a);
+    let refused = on_b.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    assert_eq!(refused.status, 503, "{refused:?}");
+    let text = refused.text();
+    assert!(text.contains("retry"), "{text}");
+
+    redis.restart();
+    // A still serves it, and stores it again.
+    let deadline = Instant::now() + secs(15);
+    loop {
+        let reply = on_a.post(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        assert_eq!(reply.status, 200, "{reply:?}");
+        let record = format!(
+            "palisade:session:{}",
+            on_a.session_id.as_deref().unwrap_or("")
+        );
+        let stored = redis
+            .cli(&["--scan", "--pattern", "palisade:session:*"])
+            .lines()
+            .any(|key| key == record);
+        if stored || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let on_b = same_session(&b.url, &on_a);
+    let reply = on_b.post(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+    assert_eq!(
+        reply.status,
+        200,
+        "{reply:?}\n{}\n--- A\n{}\n--- B\n{}",
+        redis.cli(&["--scan"]),
+        a.stderr(),
+        b.stderr()
+    );
+}

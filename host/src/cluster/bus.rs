@@ -10,31 +10,54 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use super::Cluster;
+use super::sessions::SessionEvent;
 use crate::mcp::Server;
 use crate::mcp::cluster_events::{ClusterBus, ClusterEvent};
+use tokio::sync::broadcast;
 
 /// Largest event heard; anything longer is not one of ours.
 const MAX_EVENT_BYTES: usize = 64 << 10;
 /// The longest wait before reconnecting the subscription.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
-/// An event as it travels: who said it, and what.
+/// An event as it travels: who said it, and what: a change, or news of a shared session.
 #[derive(Serialize, Deserialize)]
 struct Envelope {
     from: String,
-    #[serde(flatten)]
-    event: ClusterEvent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    change: Option<ClusterEvent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<SessionEvent>,
 }
 
 /// This replica's side of the channel.
 pub struct RedisBus {
     cluster: Arc<Cluster>,
+    /// Session events heard, for the HTTP transport.
+    sessions: broadcast::Sender<SessionEvent>,
 }
 
 impl RedisBus {
     /// Publishes to, and (with [`RedisBus::listen`]) hears from, `cluster`'s channel.
     pub fn new(cluster: Arc<Cluster>) -> RedisBus {
-        RedisBus { cluster }
+        RedisBus {
+            cluster,
+            sessions: broadcast::channel(1024).0,
+        }
+    }
+
+    /// Session events the other replicas tell, from now on.
+    pub fn session_events(&self) -> broadcast::Receiver<SessionEvent> {
+        self.sessions.subscribe()
+    }
+
+    /// Tells the other replicas news of a shared session, in the background.
+    pub fn publish_session(&self, event: SessionEvent) {
+        self.send(Envelope {
+            from: self.cluster.replica.to_string(),
+            change: None,
+            session: Some(event),
+        });
     }
 
     fn channel(&self) -> String {
@@ -88,7 +111,15 @@ impl RedisBus {
             }
             match serde_json::from_slice::<Envelope>(payload) {
                 Ok(envelope) if *envelope.from == *self.cluster.replica => {}
-                Ok(envelope) => server.heard_from_cluster(envelope.event),
+                Ok(envelope) => {
+                    if let Some(change) = envelope.change {
+                        server.heard_from_cluster(change);
+                    }
+                    if let Some(session) = envelope.session {
+                        // No receiver: this replica serves no HTTP sessions.
+                        let _ = self.sessions.send(session);
+                    }
+                }
                 Err(e) => tracing::debug!("an event not understood, ignored: {e}"),
             }
         }
@@ -106,12 +137,18 @@ enum Heard {
 
 impl ClusterBus for RedisBus {
     fn publish(&self, event: ClusterEvent) {
+        self.send(Envelope {
+            from: self.cluster.replica.to_string(),
+            change: Some(event),
+            session: None,
+        });
+    }
+}
+
+impl RedisBus {
+    fn send(&self, envelope: Envelope) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
-        };
-        let envelope = Envelope {
-            from: self.cluster.replica.to_string(),
-            event,
         };
         let Ok(text) = serde_json::to_string(&envelope) else {
             return;

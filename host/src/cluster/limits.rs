@@ -19,8 +19,8 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use redis::Script;
-use tokio::sync::mpsc;
 use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
 
 use super::Cluster;
 use crate::config::FailPolicy;
@@ -219,7 +219,11 @@ impl SharedLimits for RedisLimits {
             per_second: limits.fuel_per_second,
         };
         if self.ended.try_send(ended).is_err() {
-            tracing::warn!(plugin, fuel, "an ended call was not counted: too many are waiting");
+            tracing::warn!(
+                plugin,
+                fuel,
+                "an ended call was not counted: too many are waiting"
+            );
         }
     }
 

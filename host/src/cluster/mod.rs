@@ -10,6 +10,7 @@
 pub mod bus;
 pub mod limits;
 pub mod presence;
+pub mod sessions;
 /// `palisade status`.
 pub mod status;
 

@@ -163,14 +163,7 @@ impl Session {
                 return Accepted::Nothing;
             }
             Incoming::Response { id, outcome } => {
-                match self.asks.take(&id) {
-                    Some(Waiter::Reply(waiting)) => {
-                        let _ = waiting.send(outcome);
-                    }
-                    // Taken in here, in the order the client answers, before the next message.
-                    Some(Waiter::Roots) => self.take_roots(outcome.map_err(|e| e.to_string())),
-                    None => tracing::debug!(%id, "ignoring a response to no request of ours"),
-                }
+                self.take_answer(&id, outcome, true);
                 return Accepted::Nothing;
             }
         };
@@ -220,6 +213,29 @@ impl Session {
                 handlers::dispatch(&session, version, &id, &method, params, cancelled, None).await
             })
         })
+    }
+
+    /// The client's answer to our request `id`: to who waits for it here, else (`pass_on`, a
+    /// shared session) to the other replicas.
+    pub(super) fn take_answer(&self, id: &Value, outcome: Result<Value, Value>, pass_on: bool) {
+        match self.asks.take(id) {
+            Some(Waiter::Reply(waiting)) => {
+                let _ = waiting.send(outcome);
+            }
+            // Taken in here, in the order the client answers, before the next message.
+            Some(Waiter::Roots) => {
+                self.take_roots(outcome.map_err(|e| e.to_string()));
+                self.synced();
+            }
+            None if pass_on && self.is_shared() => {
+                let message = match outcome {
+                    Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                    Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+                };
+                self.pass_on(message);
+            }
+            None => tracing::debug!(%id, "ignoring a response to no request of ours"),
+        }
     }
 
     /// Runs the work of request `id` as a request in flight: cancellable by id, answered unless

@@ -201,7 +201,7 @@ pub(super) const LEVELS: [(&str, LogLevel); 8] = [
 ];
 
 /// The level an MCP level name (`debug` ... `emergency`) names.
-pub(super) fn parse_level(name: &str) -> Option<LogLevel> {
+pub(crate) fn parse_level(name: &str) -> Option<LogLevel> {
     LEVELS
         .iter()
         .find(|(n, _)| *n == name)
@@ -212,7 +212,7 @@ pub(super) fn parse_level(name: &str) -> Option<LogLevel> {
 pub(super) const LEVEL_NAMES: &str =
     "debug, info, notice, warning, error, critical, alert, emergency";
 
-fn level_name(level: LogLevel) -> &'static str {
+pub(crate) fn level_name(level: LogLevel) -> &'static str {
     LEVELS[severity(level) as usize].0
 }
 

@@ -18,5 +18,6 @@ pub(super) fn set_level(req: &Request<'_>) -> Result<Value, RpcError> {
         .log_level
         .lock()
         .unwrap_or_else(|e| e.into_inner()) = level;
+    req.session.synced();
     Ok(json!({}))
 }

@@ -21,18 +21,26 @@ pub(crate) use crate::mcp::requests_to_client::ROOTS_TIMEOUT;
 pub(in crate::mcp) struct PendingAsks {
     waiting: Mutex<HashMap<String, Waiter>>,
     next_id: AtomicU64,
+    /// What ids start with: `palisade`, or this replica's own prefix in a shared session.
+    prefix: std::sync::OnceLock<String>,
 }
 
 impl PendingAsks {
     /// A new request id, and its key in the table, with `waiter` waiting for its answer.
     fn wait(&self, waiter: Waiter) -> (String, String) {
         let id = format!(
-            "palisade-{}",
+            "{}-{}",
+            self.prefix.get().map_or("palisade", String::as_str),
             self.next_id.fetch_add(1, Ordering::Relaxed) + 1
         );
         let key = Value::String(id.clone()).to_string();
         self.lock().insert(key.clone(), waiter);
         (id, key)
+    }
+
+    /// Ids start with `prefix` from now on.
+    pub(super) fn set_prefix(&self, prefix: &str) {
+        let _ = self.prefix.set(prefix.to_string());
     }
 
     /// Who waits for the answer to request `id`, taken out of the table.

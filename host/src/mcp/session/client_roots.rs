@@ -24,6 +24,8 @@ pub(super) struct ClientRoots {
     current: RwLock<Arc<Vec<Root>>>,
     /// Whether the roots are settled: calls wait while a `roots/list` is unanswered.
     state: watch::Sender<RootsState>,
+    /// The client's last answer to `roots/list`, as it came (for a shared session's record).
+    answer: RwLock<Option<Value>>,
 }
 
 impl ClientRoots {
@@ -33,6 +35,7 @@ impl ClientRoots {
             declared: AtomicBool::new(false),
             current: RwLock::new(server_roots),
             state: watch::channel(RootsState::default()).0,
+            answer: RwLock::new(None),
         }
     }
 
@@ -47,6 +50,19 @@ impl ClientRoots {
     /// Whether the client declared the `roots` capability.
     pub(super) fn declared(&self) -> bool {
         self.declared.load(Ordering::Relaxed)
+    }
+
+    /// The client's last answer to `roots/list`.
+    pub(super) fn last_answer(&self) -> Option<Value> {
+        self.answer
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Keeps `answer` as the client's last answer to `roots/list`.
+    pub(super) fn remember_answer(&self, answer: Value) {
+        *self.answer.write().unwrap_or_else(|e| e.into_inner()) = Some(answer);
     }
 }
 
@@ -84,7 +100,11 @@ impl Session {
     /// Takes the client's answer to a `roots/list`: the last answer is the one in force.
     pub(in crate::mcp) fn take_roots(&self, answer: Result<Value, String>) {
         let roots = match answer {
-            Ok(result) => Some(roots::from_client(&result, self.server.roots_at)),
+            Ok(result) => {
+                let roots = roots::from_client(&result, self.server.roots_at);
+                self.roots.remember_answer(result);
+                Some(roots)
+            }
             Err(why) => {
                 tracing::warn!("cannot get the client's roots, keeping the previous ones: {why}");
                 None

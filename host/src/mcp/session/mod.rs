@@ -7,6 +7,7 @@
 pub(super) mod asks;
 mod client_roots;
 pub(super) mod in_flight;
+mod shared;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Weak};
@@ -27,6 +28,7 @@ pub(super) use asks::Waiter;
 use client_roots::ClientRoots;
 use in_flight::InFlight;
 pub use in_flight::{MAX_IN_FLIGHT, SERVER_BUSY};
+pub use shared::{SessionRecord, SessionSync};
 
 /// A message the server sends on its own (not a response the transport is waiting for).
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +45,12 @@ pub struct Outgoing {
 pub trait Outbox: Send + Sync {
     /// Queues `outgoing` for the client.
     fn send(&self, outgoing: Outgoing);
+
+    /// Whether list changes and resource updates are told to the client through this outbox.
+    /// A session that replicas share is told them by the replica its client listens on.
+    fn hears_changes(&self) -> bool {
+        true
+    }
 }
 
 impl Outbox for mpsc::UnboundedSender<Outgoing> {
@@ -95,6 +103,8 @@ pub struct Session {
     /// The session's id on its transport (`Mcp-Session-Id`, HTTP+SSE's `sessionId`), for
     /// traces; none over stdio.
     transport_id: std::sync::OnceLock<Arc<str>>,
+    /// The other replicas, when the session is shared with them (`shared.rs`).
+    shared: std::sync::OnceLock<Arc<dyn SessionSync>>,
 }
 
 /// Numbers sessions, so each anonymous one reuses only its own plugin instances.
@@ -164,6 +174,7 @@ impl Session {
             subscriptions: Mutex::new(HashSet::new()),
             listed: Default::default(),
             transport_id: std::sync::OnceLock::new(),
+            shared: std::sync::OnceLock::new(),
         })
     }
 
@@ -229,6 +240,11 @@ impl Session {
         }
     }
 
+    /// Requests of the client being served now.
+    pub fn in_flight(&self) -> usize {
+        self.requests.len()
+    }
+
     /// Ends the session: every request in flight is cancelled and background work stops.
     pub fn close(&self) {
         self.requests.cancel_all();
@@ -278,6 +294,11 @@ impl Session {
                         tracing::info!(%id, reason, "request cancelled by the client");
                         token.cancel();
                     }
+                    // Running on another replica, perhaps.
+                    None if self.pass_on(jsonrpc::notification(
+                        "notifications/cancelled",
+                        Value::Object(params.clone()),
+                    )) => {}
                     // Already answered, or never seen: the spec says to ignore it.
                     None => tracing::debug!(%id, "cancellation for no request in flight"),
                 }
@@ -371,7 +392,7 @@ async fn forward_changes(
         let Some(session) = session.upgrade() else {
             return;
         };
-        if session.version().is_none() {
+        if session.version().is_none() || !session.outbox.hears_changes() {
             continue;
         }
         let list_changed = |kind: ListKind| {

@@ -33,6 +33,11 @@ impl HttpError {
     }
 
     /// The refusal of request `id`.
+    /// Its HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.0.status
+    }
+
     pub fn about(mut self, id: &Value) -> HttpError {
         self.0.id = id.clone();
         self

@@ -13,6 +13,7 @@ mod error;
 pub mod guard;
 mod resource_server;
 mod sessions;
+mod shared;
 mod sse;
 mod sse_2024;
 mod stateless;
@@ -44,7 +45,7 @@ use caller::Caller;
 use error::HttpError;
 use guard::{AllowList, Refused};
 use sessions::{
-    HttpSession, expire_idle_sessions, find_session, new_session_id, room_for_session, session_id,
+    HttpSession, expire_idle_sessions, new_session_id, room_for_session, session_for, session_id,
 };
 use sse::{DisconnectGuard, sse, sse_response};
 use streams::{STANDALONE, ServerHistory, Streams};
@@ -82,10 +83,17 @@ struct AppState {
     history: ServerHistory,
     /// OAuth access tokens, with `[auth.oauth]`.
     oauth: Option<Arc<OAuth>>,
+    /// Sessions shared with the other replicas, with `[cluster]`.
+    shared: Option<Arc<crate::cluster::sessions::SharedSessions>>,
 }
 
-/// Serves MCP over HTTP until the process ends.
-pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
+/// Serves MCP over HTTP until the process ends; sessions are shared with the other replicas
+/// through `shared`, when given.
+pub async fn serve(
+    server: Arc<Server>,
+    options: HttpOptions,
+    shared: Option<Arc<crate::cluster::sessions::SharedSessions>>,
+) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .with_context(|| format!("cannot listen on {}", options.listen))?;
@@ -103,8 +111,12 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         history: ServerHistory::default(),
         options: options.clone(),
         oauth,
+        shared: shared.clone(),
     });
     tokio::spawn(expire_idle_sessions(Arc::downgrade(&state)));
+    if let Some(shared) = shared {
+        tokio::spawn(shared::hear(Arc::downgrade(&state), shared));
+    }
     if let Some(metrics) = &state.server.metrics {
         let weak = Arc::downgrade(&state);
         metrics.count_sessions(Box::new(move || match weak.upgrade() {
@@ -116,14 +128,20 @@ pub async fn serve(server: Arc<Server>, options: HttpOptions) -> Result<()> {
         }));
     }
     let shutdown = state.server.shutdown.clone();
-    let app = router(state);
+    let app = router(state.clone());
     if !address.ip().is_loopback() && !state_server_requires_tokens {
         tracing::warn!(%address, "listening beyond loopback without [[auth.tokens]]: anyone who can reach this address can use the plugins");
     }
     tracing::info!("serving MCP over HTTP at http://{address}/mcp");
     // The address on stdout's sibling, stderr, for scripts that pass port 0.
     eprintln!("palisade: listening on http://{address}/mcp");
-    conn::serve(listener, app, options.header_timeout, shutdown).await
+    conn::serve(listener, app, options.header_timeout, shutdown).await?;
+    // Streams ended at once; their requests finish here and their clients read the rest on
+    // another replica.
+    if let Some(shared) = &state.shared {
+        shared::drain(&state, shared).await;
+    }
+    Ok(())
 }
 
 /// The routes, and the layers around them: CORS outermost (a preflight is answered before any
@@ -206,7 +224,7 @@ async fn serve_post(
     if value.get("method").and_then(Value::as_str) == Some("initialize") {
         return initialize(state, value, identity).await;
     }
-    let http_session = find_session(state, headers, &identity, &id)?;
+    let http_session = session_for(state, headers, &identity, &id).await?;
     let session = &http_session.session;
     let (answered, replies, batch) = match value {
         Value::Array(messages) => {
@@ -271,7 +289,12 @@ async fn serve_post(
         guard.disarm();
         return Ok(json_response(StatusCode::OK, &first.message));
     }
-    Ok(sse(vec![first], Some(live), guard, &state.server, None))
+    // A shared session's stream ends when this replica stops: the client resumes it elsewhere.
+    let ends = state
+        .shared
+        .is_some()
+        .then(|| state.server.shutdown.clone());
+    Ok(sse(vec![first], Some(live), guard, &state.server, ends))
 }
 
 async fn initialize(
@@ -291,8 +314,22 @@ async fn initialize(
         Err(error) => return Ok(json_response(StatusCode::BAD_REQUEST, &error)),
     };
     room_for_session(state, &identity.client, &id)?;
-    let streams = Arc::new(Streams::new(state.history.clone()));
-    let session = Session::new(state.server.clone(), streams.clone(), identity);
+    let new_id = new_session_id()?;
+    let (streams, session) = match &state.shared {
+        Some(shared) => {
+            let (streams, outbox) = shared::parts(state, shared, &new_id);
+            let session = Session::new(state.server.clone(), outbox, identity);
+            shared::share(&session, shared, &new_id);
+            (streams, session)
+        }
+        None => {
+            let streams = Arc::new(Streams::new(state.history.clone()));
+            (
+                streams.clone(),
+                Session::new(state.server.clone(), streams, identity),
+            )
+        }
+    };
     let response = match session.accept_incoming(Incoming::Request { id, method, params }) {
         Accepted::Now(response) => response,
         // `initialize` is answered at once; anything else is a bug, not the client's doing.
@@ -309,7 +346,10 @@ async fn initialize(
         session.close();
         return Ok(json_response(StatusCode::OK, &response));
     }
-    let id = new_session_id().inspect_err(|_| session.close())?;
+    let id = new_id;
+    if let Some(shared) = &state.shared {
+        shared::store_new(shared, &id, &session).await;
+    }
     let http_session = Arc::new(HttpSession {
         session,
         streams,
@@ -332,7 +372,7 @@ async fn get_mcp(
 ) -> Result<Response, HttpError> {
     sessionless(&headers)?;
     check_stream_request(&headers)?;
-    let http_session = find_session(&state, &headers, &identity, &Value::Null)?;
+    let http_session = session_for(&state, &headers, &identity, &Value::Null).await?;
     let (stream, after) = match headers
         .get("last-event-id")
         .map(|v| v.to_str().unwrap_or(""))
@@ -349,6 +389,12 @@ async fn get_mcp(
             }
         },
     };
+    if let Some(shared) = &state.shared
+        && shared::elsewhere(&http_session, stream)
+        && let Some(id) = session_id(&headers)
+    {
+        return shared::resume_elsewhere(&state, shared, &id, stream, after).await;
+    }
     let Some(attached) = http_session.streams.attach(stream, after) else {
         return Err(http_error(
             StatusCode::NOT_FOUND,
@@ -356,11 +402,18 @@ async fn get_mcp(
             "no such stream: it ended long ago, or the event id is not from this session",
         ));
     };
+    if stream == STANDALONE
+        && let (Some(shared), Some(id)) = (&state.shared, session_id(&headers))
+    {
+        // What was said while the client listened nowhere, now that it listens here.
+        shared::deliver_mail(shared, &id, &http_session).await;
+    }
     let guard = DisconnectGuard::new(http_session, stream, attached.listener);
     // A stream that only waits for what comes next ends when the server stops, so that the
     // client reconnects (with Last-Event-ID) to a server that stays; a request's stream ends
-    // with its response.
-    let ends = (stream == STANDALONE).then(|| state.server.shutdown.clone());
+    // with its response (or, for a session replicas share, when this one stops).
+    let ends =
+        (stream == STANDALONE || state.shared.is_some()).then(|| state.server.shutdown.clone());
     Ok(sse(
         attached.replay,
         attached.live,
@@ -390,8 +443,30 @@ async fn delete_mcp(
             _ => None,
         }
     };
+    if removed.is_none()
+        && let Some(shared) = &state.shared
+        && shared::resume_session(&state, shared, &id, &identity, &Value::Null)
+            .await
+            .is_ok()
+    {
+        // Started elsewhere: ended everywhere below.
+        let resumed = lock(&state.sessions).remove(&id);
+        return end_session(&state, &id, resumed).await;
+    }
+    end_session(&state, &id, removed).await
+}
+
+/// Ends session `id` (`removed` from this replica), and everywhere when shared.
+async fn end_session(
+    state: &AppState,
+    id: &str,
+    removed: Option<Arc<HttpSession>>,
+) -> Result<Response, HttpError> {
     match removed {
         Some(http_session) => {
+            if let Some(shared) = &state.shared {
+                shared.end(id).await;
+            }
             http_session.session.close();
             http_session.streams.close();
             tracing::info!(session = id, "HTTP session ended by the client");

@@ -114,6 +114,33 @@ pub(super) fn find_session(
     }
 }
 
+/// The session the request names: this replica's, or (sessions shared with other replicas)
+/// one it resumes from the cluster; a shared session's state is read again first.
+pub(super) async fn session_for(
+    state: &AppState,
+    headers: &HeaderMap,
+    identity: &Identity,
+    request: &Value,
+) -> Result<Arc<HttpSession>, HttpError> {
+    let found = find_session(state, headers, identity, request);
+    let (Some(shared), Some(id)) = (&state.shared, session_id(headers)) else {
+        return found;
+    };
+    match found {
+        Ok(http_session) => {
+            super::shared::refresh(shared, &id, &http_session).await;
+            Ok(http_session)
+        }
+        Err(refused) if refused.status() == StatusCode::NOT_FOUND => {
+            let resumed =
+                super::shared::resume_session(state, shared, &id, identity, request).await?;
+            resumed.session.refresh_scope(identity);
+            Ok(resumed)
+        }
+        Err(refused) => Err(refused),
+    }
+}
+
 pub(super) fn session_id(headers: &HeaderMap) -> Option<String> {
     headers
         .get("mcp-session-id")

@@ -49,7 +49,9 @@ impl Drop for DisconnectGuard {
             return;
         }
         let requests = self.http_session.streams.detach(self.stream, self.listener);
-        if requests.is_empty() {
+        // A shared session's client may resume the stream on another replica: its requests
+        // run to their end (within their limits) and their events wait in Redis.
+        if requests.is_empty() || self.http_session.session.is_shared() {
             return;
         }
         let (http_session, stream) = (self.http_session.clone(), self.stream);

@@ -71,6 +71,9 @@ pub struct Attached {
 #[derive(Default)]
 pub struct Streams {
     inner: Mutex<Inner>,
+    /// For a session replicas share: every request stream's events go to Redis too, so the
+    /// client can resume them on another replica.
+    mirror: Option<crate::cluster::sessions::StreamMirror>,
 }
 
 #[derive(Default)]
@@ -105,6 +108,8 @@ struct Stream {
     listener_number: u64,
     requests: Vec<Value>,
     finished: bool,
+    /// Sent to the mirror (a shared session's stream that is more than its response).
+    mirrored: bool,
 }
 
 impl Streams {
@@ -114,7 +119,42 @@ impl Streams {
         inner.server_bytes = server_bytes;
         Streams {
             inner: Mutex::new(inner),
+            mirror: None,
         }
+    }
+
+    /// The streams of a session replicas share: request streams are mirrored to `mirror`, and
+    /// numbered from `first_id` (random, so that replicas do not reuse each other's numbers).
+    pub fn shared(
+        server_bytes: ServerHistory,
+        mirror: crate::cluster::sessions::StreamMirror,
+        first_id: StreamId,
+    ) -> Streams {
+        let mut inner = Inner::default();
+        inner.server_bytes = server_bytes;
+        inner.next = first_id;
+        Streams {
+            inner: Mutex::new(inner),
+            mirror: Some(mirror),
+        }
+    }
+
+    /// Whether a client listens on the standalone stream here now.
+    pub fn listens_standalone(&self) -> bool {
+        self.lock()
+            .streams
+            .get(&STANDALONE)
+            .is_some_and(|s| s.listener.as_ref().is_some_and(|l| !l.is_closed()))
+    }
+
+    /// Whether request `request`'s stream is here and unfinished.
+    pub fn has_request(&self, request: &Value) -> bool {
+        self.lock().by_request.contains_key(&request.to_string())
+    }
+
+    /// Whether `stream` is known here.
+    pub fn has_stream(&self, stream: StreamId) -> bool {
+        self.lock().streams.contains_key(&stream)
     }
 
     /// Forgets the streams that finished longer than [`RESUME_WINDOW`] ago.
@@ -153,14 +193,45 @@ impl Streams {
         let stream = related
             .and_then(|r| inner.by_request.get(&r.to_string()).copied())
             .unwrap_or(STANDALONE);
-        inner.append(stream, message, false);
+        let event = inner.append(stream, message, false);
+        self.mirrored(&mut inner, stream, &event);
+    }
+
+    /// Sends `event` of `stream` to the mirror, when there is one: request streams only, and
+    /// only those that are more than their response (a plain JSON answer is not resumed). The
+    /// first event of a stream that is more brings the stream's history with it.
+    fn mirrored(&self, inner: &mut Inner, stream: StreamId, event: &StreamEvent) {
+        let Some(mirror) = &self.mirror else {
+            return;
+        };
+        let Some(s) = inner.streams.get_mut(&stream) else {
+            return;
+        };
+        if stream == STANDALONE {
+            return;
+        }
+        if s.mirrored {
+            mirror.event(stream, &event.id, &event.message, event.last, event.bytes);
+            return;
+        }
+        if event.last && s.history.len() <= 1 {
+            return;
+        }
+        s.mirrored = true;
+        mirror.opened(stream, &s.requests);
+        for e in &s.history {
+            mirror.event(stream, &e.id, &e.message, e.last, e.bytes);
+        }
     }
 
     /// Sends the response that ends `stream` (none if its requests were cancelled).
     pub fn finish(&self, stream: StreamId, response: Option<Value>) {
         let mut inner = self.lock();
         match response {
-            Some(message) => inner.append(stream, message, true),
+            Some(message) => {
+                let event = inner.append(stream, message, true);
+                self.mirrored(&mut inner, stream, &event);
+            }
             None => {
                 if let Some(s) = inner.streams.get_mut(&stream) {
                     s.listener = None;
@@ -265,7 +336,7 @@ impl Streams {
 }
 
 impl Inner {
-    fn append(&mut self, stream: StreamId, message: Value, last: bool) {
+    fn append(&mut self, stream: StreamId, message: Value, last: bool) -> StreamEvent {
         let bytes = crate::transport::queue::json_len(&message);
         let s = self.streams.entry(stream).or_default();
         let event = StreamEvent {
@@ -285,7 +356,7 @@ impl Inner {
         let delivered = s
             .listener
             .as_ref()
-            .is_some_and(|l| l.try_send(event).is_ok());
+            .is_some_and(|l| l.try_send(event.clone()).is_ok());
         if delivered {
             s.delivered = s.next_seq;
         } else {
@@ -294,6 +365,7 @@ impl Inner {
         self.released(dropped);
         self.kept(bytes);
         self.keep_history_within_budget(stream);
+        event
     }
 
     /// Drops the oldest events until the history fits [`HISTORY_BYTES`]: finished streams'
