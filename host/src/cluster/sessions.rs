@@ -242,7 +242,7 @@ impl SharedSessions {
         StreamMirror {
             shared: self.clone(),
             session: session.into(),
-            bytes: std::sync::atomic::AtomicUsize::new(0),
+            budget: std::sync::Mutex::new((std::time::Instant::now(), 0)),
         }
     }
 
@@ -290,11 +290,12 @@ impl SharedSessions {
     }
 }
 
-/// Mirrors one session's request streams to Redis, in order, within a byte budget.
+/// Mirrors one session's request streams to Redis, in order, within a byte budget per
+/// [`MIRROR_TTL`] (what was mirrored before has expired by then).
 pub struct StreamMirror {
     shared: Arc<SharedSessions>,
     session: Arc<str>,
-    bytes: std::sync::atomic::AtomicUsize,
+    budget: std::sync::Mutex<(std::time::Instant, usize)>,
 }
 
 impl StreamMirror {
@@ -312,9 +313,15 @@ impl StreamMirror {
 
     /// An event of `stream`; past the byte budget only a stream's last is mirrored.
     pub fn event(&self, stream: u64, id: &str, message: &Value, last: bool, bytes: usize) {
-        use std::sync::atomic::Ordering;
-        let total = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        if total > MIRROR_BYTES_PER_SESSION && !last {
+        let over = {
+            let mut budget = self.budget.lock().unwrap_or_else(|e| e.into_inner());
+            if budget.0.elapsed() > MIRROR_TTL {
+                *budget = (std::time::Instant::now(), 0);
+            }
+            budget.1 += bytes;
+            budget.1 > MIRROR_BYTES_PER_SESSION
+        };
+        if over && !last {
             return;
         }
         self.queue(Mirrored::Event {

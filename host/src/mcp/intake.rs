@@ -225,9 +225,16 @@ impl Session {
             // Taken in here, in the order the client answers, before the next message.
             Some(Waiter::Roots) => {
                 self.take_roots(outcome.map_err(|e| e.to_string()));
-                self.synced();
+                if let Some(stored) = self.sync_later() {
+                    tokio::spawn(stored);
+                }
             }
-            None if pass_on && self.is_shared() => {
+            // Only what may answer another replica's question (our ids all start so) is
+            // passed on: anything else the client sends is nobody's.
+            None if pass_on
+                && self.is_shared()
+                && id.as_str().is_some_and(|id| id.starts_with("palisade-")) =>
+            {
                 let message = match outcome {
                     Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                     Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),

@@ -7,7 +7,7 @@ use crate::mcp::plugin_events::{self, LEVEL_NAMES};
 
 use super::*;
 
-pub(super) fn set_level(req: &Request<'_>) -> Result<Value, RpcError> {
+pub(super) async fn set_level(req: &Request<'_>) -> Result<Value, RpcError> {
     let level = string_param(req.params, "level")?;
     let level = plugin_events::parse_level(level).ok_or_else(|| {
         RpcError::invalid_params(format!(
@@ -18,6 +18,6 @@ pub(super) fn set_level(req: &Request<'_>) -> Result<Value, RpcError> {
         .log_level
         .lock()
         .unwrap_or_else(|e| e.into_inner()) = level;
-    req.session.synced();
+    req.session.synced().await;
     Ok(json!({}))
 }

@@ -117,7 +117,7 @@ async fn serve(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
         "prompts/list" => server.list_prompts(params, version, scope),
         "prompts/get" => prompts::get(req).await,
         "completion/complete" => completion::complete(req).await,
-        "logging/setLevel" => logging::set_level(req),
+        "logging/setLevel" => logging::set_level(req).await,
         _ => Err(RpcError::method_not_found(method, "this session")),
     }
 }

@@ -121,7 +121,7 @@ pub(super) async fn subscribe(req: &Request<'_>, on: bool) -> Result<Value, RpcE
     let uri = string_param(req.params, "uri")?;
     if !on {
         lock(&req.session.subscriptions).remove(uri);
-        req.session.synced();
+        req.session.synced().await;
         return Ok(json!({}));
     }
     let routed = (req.session.server)
@@ -140,7 +140,7 @@ pub(super) async fn subscribe(req: &Request<'_>, on: bool) -> Result<Value, RpcE
         learn_files(req, &plugin).await;
     }
     lock(&req.session.subscriptions).insert(uri.to_string());
-    req.session.synced();
+    req.session.synced().await;
     Ok(json!({}))
 }
 

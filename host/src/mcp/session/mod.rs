@@ -28,7 +28,7 @@ pub(super) use asks::Waiter;
 use client_roots::ClientRoots;
 use in_flight::InFlight;
 pub use in_flight::{MAX_IN_FLIGHT, SERVER_BUSY};
-pub use shared::{SessionRecord, SessionSync};
+pub use shared::{SessionRecord, SessionSync, Telling};
 
 /// A message the server sends on its own (not a response the transport is waiting for).
 #[derive(Debug, Clone, PartialEq)]

@@ -30,10 +30,15 @@ pub struct SessionRecord {
     pub roots: Option<Value>,
 }
 
+/// A future the other replicas are told through.
+pub type Telling = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// How a shared session tells the other replicas.
 pub trait SessionSync: Send + Sync {
-    /// Its state changed here (log level, subscriptions, roots): store the new record.
-    fn changed(&self, session: &Session);
+    /// Its state changed here (log level, subscriptions, roots): stores the new record and
+    /// tells the replicas that serve it too. Awaited before the client is answered, so that its
+    /// next request, wherever it goes, sees the change.
+    fn changed(&self, session: &Session) -> Telling;
     /// A client message this replica had no use for: an answer to a request another replica
     /// made, or the cancellation of a request running on another replica.
     fn unclaimed(&self, session: &Session, message: Value);
@@ -131,11 +136,17 @@ impl Session {
         }
     }
 
-    /// Tells the other replicas that the state changed here, when shared.
-    pub(in crate::mcp) fn synced(&self) {
-        if let Some(sync) = self.shared.get() {
-            sync.changed(self);
+    /// Tells the other replicas that the state changed here, when shared; returns once the
+    /// new state is stored.
+    pub(in crate::mcp) async fn synced(&self) {
+        if let Some(stored) = self.sync_later() {
+            stored.await;
         }
+    }
+
+    /// [`Session::synced`], to run later: none when the session is not shared.
+    pub(in crate::mcp) fn sync_later(&self) -> Option<Telling> {
+        self.shared.get().map(|sync| sync.changed(self))
     }
 
     /// Hands a client message this replica has no use for to the other replicas, when shared.

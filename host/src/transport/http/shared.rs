@@ -27,7 +27,7 @@ use super::{AppState, http_error, lock};
 use crate::cluster::sessions::{MirroredEvent, SessionEvent, SharedSessions};
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST};
-use crate::mcp::session::SessionSync;
+use crate::mcp::session::{SessionSync, Telling};
 use crate::mcp::{Outbox, Outgoing, Session};
 
 /// How often a stream resumed on another replica looks for its next events.
@@ -69,17 +69,18 @@ struct Sync {
 }
 
 impl SessionSync for Sync {
-    fn changed(&self, session: &Session) {
-        let Some(record) = session.record() else {
-            return;
-        };
+    fn changed(&self, session: &Session) -> Telling {
+        let record = session.record();
         let (id, shared) = (self.id.clone(), self.shared.clone());
-        tokio::spawn(async move {
+        Box::pin(async move {
+            let Some(record) = record else {
+                return;
+            };
             match shared.save(&id, &record).await {
                 Ok(()) => shared.tell(SessionEvent::Changed { session: id }),
                 Err(why) => tracing::warn!(session = id, "session state not shared: {why}"),
             }
-        });
+        })
     }
 
     fn unclaimed(&self, _session: &Session, message: Value) {
