@@ -120,7 +120,7 @@ pub fn resolve_cluster(
     if !db.is_empty() && db.parse::<u16>().is_err() {
         return Err(format!("redis: `/{db}` is not a database number"));
     }
-    let in_url = url.password().map(|p| percent_decode(p));
+    let in_url = url.password().map(percent_decode);
     let _ = url.set_password(None);
     let password = match (in_url, section.password_env, section.password_file) {
         (p, None, None) => p,

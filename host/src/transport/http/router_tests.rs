@@ -94,6 +94,7 @@ fn app_and_server(with_token: bool) -> (axum::Router, Arc<Server>) {
         sse_2024: Mutex::new(HashMap::new()),
         history: ServerHistory::default(),
         oauth: None,
+        shared: None,
     }));
     (app, server)
 }
