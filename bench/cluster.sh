@@ -5,6 +5,8 @@
 #   shared-limits   one replica with [cluster]: every call admitted by a script in Redis
 #   nginx-1         the same replica behind nginx (the balancer's own cost)
 #   nginx-3         three replicas behind nginx, round robin, sharing Redis
+#   nginx-3-session the same, each call in one 2025-11-25 session (Mcp-Session-Id): every
+#                   request reads the session's record from Redis too
 # and what Redis does per call: EVALSHA calls per tool call and their time inside Redis
 # (INFO commandstats), and a PING's round trip from here (redis-benchmark, one connection).
 #
@@ -92,18 +94,41 @@ CONF
   nginx_port="$port"
 }
 
-measure() { # NAME PORT
-  local out evals usec calls
+cat > "$work/session-call.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"bench"}}}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+wrk.headers["Mcp-Session-Id"] = os.getenv("SESSION")
+LUA
+
+# A 2025-11-25 session through the balancer at port $1; prints its id.
+new_session() {
+  local url="http://127.0.0.1:$1/mcp" id
+  id="$(curl -s -D - -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
+    "$url" | tr -d '\r' | awk -F': ' 'tolower($1) == "mcp-session-id" {print $2}')"
+  curl -s -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -H 'MCP-Protocol-Version: 2025-11-25' -H "Mcp-Session-Id: $id" \
+    -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$url"
+  echo "$id"
+}
+
+measure() { # NAME PORT [SCRIPT]
+  local out evals usec calls getex script="${3:-call.lua}"
   rcli config resetstat >/dev/null
-  out="$(wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$work/call.lua" "http://127.0.0.1:$2/mcp")"
+  out="$(wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$work/$script" "http://127.0.0.1:$2/mcp")"
   if grep -q "Non-2xx" <<<"$out"; then echo "$1: requests failed:" >&2; echo "$out" >&2; exit 1; fi
   calls="$(awk '/requests in/ {print $1}' <<<"$out")"
   evals="$(rcli info commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),usec=[0-9]*,usec_per_call=\([0-9.]*\).*/\1 \2/p')"
-  printf '%-14s %9s req/s   p50 %8s   p99 %8s   EVALSHA/call %5s   in Redis %6s us\n' "$1" \
+  getex="$(rcli info commandstats | tr -d '\r' | sed -n 's/^cmdstat_getex:calls=\([0-9]*\),.*/\1/p')"
+  printf '%-16s %9s req/s   p50 %8s   p99 %8s   EVALSHA/call %5s   in Redis %6s us   GETEX/call %5s\n' "$1" \
     "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" \
     "$(awk '$1 == "50%" {print $2}' <<<"$out")" "$(awk '$1 == "99%" {print $2}' <<<"$out")" \
     "$(awk -v c="$calls" '{ if (c > 0) printf "%.2f", $1 / c; else print "-" }' <<<"${evals:-0 0}")" \
-    "$(awk '{print $2}' <<<"${evals:-0 -}")"
+    "$(awk '{print $2}' <<<"${evals:-0 -}")" \
+    "$(awk -v c="$calls" -v g="${getex:-0}" 'BEGIN { if (c > 0) printf "%.2f", g / c; else print "-" }')"
 }
 
 echo "wrk: ${seconds}s, ${connections} connections, stateless tools/call hello_greet ($(nproc) cores)"
@@ -113,4 +138,6 @@ start_replica alone no; measure alone "${replicas[0]}"; stop_replicas
 start_replica shared yes; measure shared-limits "${replicas[0]}"
 start_nginx; measure nginx-1 "$nginx_port"; kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; stop_replicas
 for n in 1 2 3; do start_replica "r$n" yes; done
-start_nginx; measure nginx-3 "$nginx_port"; kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true
+start_nginx; measure nginx-3 "$nginx_port"
+SESSION="$(new_session "$nginx_port")" measure nginx-3-session "$nginx_port" session-call.lua
+kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true

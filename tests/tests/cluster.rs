@@ -729,3 +729,44 @@ fn sessions_survive_a_redis_restart() {
         b.stderr()
     );
 }
+
+/// Proves: when the replica serving a call dies (SIGKILL) before answering, a client that
+/// resumes the call's stream on another replica is told so, with an error response for its
+/// request, instead of waiting forever.
+#[test]
+fn a_stream_whose_replica_died_ends_with_an_error_elsewhere() {
+    let redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let config = conformance_config(dir.path(), &redis.url());
+    let (mut a, b) = (
+        HttpServer::start(&["--no-watch", "--config", &config]),
+        HttpServer::start(&["--no-watch", "--config", &config]),
+    );
+    let mut on_a = a.client();
+    on_a.initialize_with_capabilities(LATEST_VERSION, json!({"elicitation": {}}));
+    let msg = on_a.request_message(
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Anyone?"}}),
+    );
+    let mut stream = on_a.post(&msg).expect_sse("POST test_elicitation");
+    let asked = stream.next_event().expect("an elicitation request");
+    a.process.kill();
+    drop(stream);
+
+    let on_b = same_session(&b.url, &on_a);
+    let mut resumed = on_b.resume(asked.id.as_deref().expect("an event id"));
+    let mut events = Vec::new();
+    while let Some(event) = resumed.next_event_within(secs(90)) {
+        events.push(event.message);
+    }
+    let last = events.last().expect("an answer once A is known to be gone");
+    assert_eq!(last["id"], msg["id"], "{last}");
+    assert_eq!(last["error"]["code"], -32603, "{last}");
+    assert!(
+        last["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("send the request again")),
+        "{last}\n{}",
+        b.stderr()
+    );
+}
