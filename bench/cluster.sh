@@ -94,13 +94,22 @@ CONF
   nginx_port="$port"
 }
 
+# Ids unique within the session (a session refuses an id already in flight).
 cat > "$work/session-call.lua" <<'LUA'
 wrk.method = "POST"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"bench"}}}'
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
 wrk.headers["Mcp-Session-Id"] = os.getenv("SESSION")
+math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
+local prefix = tostring(math.random(1, 1000000000))
+local n = 0
+request = function()
+  n = n + 1
+  local body = '{"jsonrpc":"2.0","id":"' .. prefix .. '-' .. n ..
+    '","method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"bench"}}}'
+  return wrk.format(nil, nil, nil, body)
+end
 LUA
 
 # A 2025-11-25 session through the balancer at port $1; prints its id.
