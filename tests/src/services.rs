@@ -113,11 +113,7 @@ impl Service {
     /// Sends it `signal` (`STOP` freezes it: it accepts connections and never answers;
     /// `CONT` thaws it).
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([format!("-{signal}"), self.child.id().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill -{signal} failed");
+        send_signal(self.child.id(), signal);
     }
 
     /// Stops it now (a registry that is down).

@@ -874,11 +874,7 @@ impl Server {
 
     /// Sends the server `signal` (`TERM`, `INT`).
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([format!("-{signal}"), self.child.id().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill -{signal} failed");
+        send_signal(self.child.id(), signal);
     }
 
     /// The server's process id.
@@ -890,6 +886,15 @@ impl Server {
     pub fn exit_status(&self) -> Option<ExitStatus> {
         self.exited
     }
+}
+
+/// Sends process `pid` the signal `signal` (`TERM`, `STOP`...).
+pub fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid} failed");
 }
 
 impl Drop for Server {

@@ -446,6 +446,33 @@ fn a_change_on_one_replica_reaches_listeners_on_another_once() {
 // Sessions of the initialize-based revisions, shared by the replicas
 // ---------------------------------------------------------------------------
 
+/// Two replicas of the conformance fixtures (no reloading) in the cluster at `redis`.
+fn two_replicas(dir: &Path, redis: &Redis) -> (HttpServer, HttpServer) {
+    let config = conformance_config(dir, &redis.url());
+    (
+        HttpServer::start(&["--no-watch", "--config", &config]),
+        HttpServer::start(&["--no-watch", "--config", &config]),
+    )
+}
+
+/// A session on `server` whose call of `test_elicitation` waits for the client's answer to
+/// `question`: the client, the call, the call's stream and the question's event.
+fn waiting_for_an_answer(
+    server: &HttpServer,
+    question: &str,
+) -> (HttpClient, Value, SseStream, SseEvent) {
+    let mut client = server.client();
+    client.initialize_with_capabilities(LATEST_VERSION, json!({"elicitation": {}}));
+    let call = client.request_message(
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": question}}),
+    );
+    let mut stream = client.post(&call).expect_sse("POST test_elicitation");
+    let asked = stream.next_event().expect("an elicitation request");
+    assert_eq!(asked.message["method"], "elicitation/create", "{:?}", asked);
+    (client, call, stream, asked)
+}
+
 /// A client of `url` on the session `of` started (through whatever replica).
 fn same_session(url: &str, of: &HttpClient) -> HttpClient {
     let mut c = HttpClient::new(url);
@@ -588,11 +615,7 @@ fn a_session_works_whatever_replica_each_request_reaches() {
 fn a_dropped_stream_resumes_on_another_replica() {
     let redis = Redis::start(RedisOptions::default());
     let dir = tempdir();
-    let config = conformance_config(dir.path(), &redis.url());
-    let (a, b) = (
-        HttpServer::start(&["--no-watch", "--config", &config]),
-        HttpServer::start(&["--no-watch", "--config", &config]),
-    );
+    let (a, b) = two_replicas(dir.path(), &redis);
     let mut on_a = a.client();
     on_a.initialize(LATEST_VERSION);
     let msg = on_a.request_message(
@@ -632,20 +655,8 @@ fn a_dropped_stream_resumes_on_another_replica() {
 fn a_stopping_replica_hands_its_streams_back() {
     let redis = Redis::start(RedisOptions::default());
     let dir = tempdir();
-    let config = conformance_config(dir.path(), &redis.url());
-    let (mut a, b) = (
-        HttpServer::start(&["--no-watch", "--config", &config]),
-        HttpServer::start(&["--no-watch", "--config", &config]),
-    );
-    let mut on_a = a.client();
-    on_a.initialize_with_capabilities(LATEST_VERSION, json!({"elicitation": {}}));
-    let msg = on_a.request_message(
-        "tools/call",
-        json!({"name": "test_elicitation", "arguments": {"message": "Still there?"}}),
-    );
-    let mut stream = on_a.post(&msg).expect_sse("POST test_elicitation");
-    let asked = stream.next_event().expect("an elicitation request");
-    assert_eq!(asked.message["method"], "elicitation/create");
+    let (mut a, b) = two_replicas(dir.path(), &redis);
+    let (on_a, _call, mut stream, asked) = waiting_for_an_answer(&a, "Still there?");
 
     a.process.signal("TERM");
     // A's stream ends at once, without the result.
@@ -684,11 +695,7 @@ fn a_stopping_replica_hands_its_streams_back() {
 fn sessions_survive_a_redis_restart() {
     let mut redis = Redis::start(RedisOptions::default());
     let dir = tempdir();
-    let config = conformance_config(dir.path(), &redis.url());
-    let (a, b) = (
-        HttpServer::start(&["--no-watch", "--config", &config]),
-        HttpServer::start(&["--no-watch", "--config", &config]),
-    );
+    let (a, b) = two_replicas(dir.path(), &redis);
     let mut on_a = a.client();
     on_a.initialize(LATEST_VERSION);
 
@@ -737,19 +744,8 @@ fn sessions_survive_a_redis_restart() {
 fn a_stream_whose_replica_died_ends_with_an_error_elsewhere() {
     let redis = Redis::start(RedisOptions::default());
     let dir = tempdir();
-    let config = conformance_config(dir.path(), &redis.url());
-    let (mut a, b) = (
-        HttpServer::start(&["--no-watch", "--config", &config]),
-        HttpServer::start(&["--no-watch", "--config", &config]),
-    );
-    let mut on_a = a.client();
-    on_a.initialize_with_capabilities(LATEST_VERSION, json!({"elicitation": {}}));
-    let msg = on_a.request_message(
-        "tools/call",
-        json!({"name": "test_elicitation", "arguments": {"message": "Anyone?"}}),
-    );
-    let mut stream = on_a.post(&msg).expect_sse("POST test_elicitation");
-    let asked = stream.next_event().expect("an elicitation request");
+    let (mut a, b) = two_replicas(dir.path(), &redis);
+    let (on_a, msg, stream, asked) = waiting_for_an_answer(&a, "Anyone?");
     a.process.kill();
     drop(stream);
 
