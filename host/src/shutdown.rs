@@ -15,6 +15,8 @@ use crate::config::DEFAULT_SHUTDOWN_GRACE;
 pub struct Shutdown {
     stopping: CancellationToken,
     grace_ms: Arc<AtomicU64>,
+    /// When stopping began.
+    began: Arc<std::sync::OnceLock<std::time::Instant>>,
 }
 
 impl Default for Shutdown {
@@ -22,6 +24,7 @@ impl Default for Shutdown {
         Shutdown {
             stopping: CancellationToken::new(),
             grace_ms: Arc::new(AtomicU64::new(DEFAULT_SHUTDOWN_GRACE.as_millis() as u64)),
+            began: Arc::default(),
         }
     }
 }
@@ -42,7 +45,16 @@ impl Shutdown {
 
     /// From now on the server is stopping.
     pub fn begin(&self) {
+        let _ = self.began.set(std::time::Instant::now());
         self.stopping.cancel();
+    }
+
+    /// What is left of the grace period (all of it before stopping began).
+    pub fn grace_left(&self) -> Duration {
+        match self.began.get() {
+            Some(began) => self.grace().saturating_sub(began.elapsed()),
+            None => self.grace(),
+        }
     }
 
     /// Whether it is.
@@ -112,5 +124,26 @@ pub async fn drain(grace: Duration, in_flight: impl Fn() -> usize) -> bool {
             return false;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grace_period_is_one_period_from_when_stopping_began() {
+        let shutdown = Shutdown::default();
+        shutdown.set_grace(Duration::from_secs(30));
+        assert_eq!(shutdown.grace_left(), Duration::from_secs(30));
+        shutdown.begin();
+        std::thread::sleep(Duration::from_millis(20));
+        let left = shutdown.grace_left();
+        assert!(
+            left < Duration::from_secs(30) && left > Duration::from_secs(29),
+            "{left:?}"
+        );
+        shutdown.set_grace(Duration::ZERO);
+        assert_eq!(shutdown.grace_left(), Duration::ZERO);
     }
 }

@@ -251,22 +251,23 @@ impl SharedSessions {
         self.backlog.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The mirrored events of `stream` of `session` (none: unknown, or expired), and who
-    /// serves it.
+    /// Who serves `stream` of `session` (none: unknown, or expired), its mirrored events from
+    /// index `from`, and how many the mirror holds (fewer than `from`: the oldest were dropped).
     pub async fn mirrored(
         &self,
         session: &str,
         stream: u64,
         from: isize,
-    ) -> Result<(Option<StreamHead>, Vec<MirroredEvent>), Unavailable> {
+    ) -> Result<(Option<StreamHead>, Vec<MirroredEvent>, usize), Unavailable> {
         let head_key = self.key(session, &format!(":stream:{stream}:head"));
         let events_key = self.key(session, &format!(":stream:{stream}"));
-        let (head, events): (Option<String>, Vec<String>) = self
+        let (head, events, held): (Option<String>, Vec<String>, usize) = self
             .cluster
             .run(async |c| {
                 redis::pipe()
                     .get(&head_key)
                     .lrange(&events_key, from, -1)
+                    .llen(&events_key)
                     .query_async(c)
                     .await
             })
@@ -277,6 +278,7 @@ impl SharedSessions {
                 .iter()
                 .filter_map(|e| serde_json::from_str(e).ok())
                 .collect(),
+            held,
         ))
     }
 

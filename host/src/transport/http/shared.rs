@@ -283,7 +283,7 @@ pub(super) async fn resume_elsewhere(
     stream: StreamId,
     after: Option<u64>,
 ) -> Result<Response, HttpError> {
-    let (head, events) = shared.mirrored(id, stream, 0).await.map_err(|why| {
+    let (head, events, _) = shared.mirrored(id, stream, 0).await.map_err(|why| {
         http_error(
             StatusCode::SERVICE_UNAVAILABLE,
             INTERNAL_ERROR,
@@ -307,7 +307,7 @@ pub(super) async fn resume_elsewhere(
         shared: shared.clone(),
         id: id.to_string(),
         stream,
-        after,
+        sent: after,
         read: 0,
         ready: std::collections::VecDeque::new(),
         done: false,
@@ -335,7 +335,8 @@ struct Follow {
     shared: Arc<SharedSessions>,
     id: String,
     stream: StreamId,
-    after: Option<u64>,
+    /// The sequence number of the last event sent (or that the client had).
+    sent: Option<u64>,
     /// Events of the mirror read so far.
     read: usize,
     ready: std::collections::VecDeque<MirroredEvent>,
@@ -349,7 +350,7 @@ struct Follow {
 }
 
 impl Follow {
-    /// Takes events read from the mirror: those after `after` are to be sent.
+    /// Takes events read from the mirror: those after the last sent are to be sent.
     fn take(&mut self, events: Vec<MirroredEvent>) {
         self.read += events.len();
         if !events.is_empty() {
@@ -360,7 +361,10 @@ impl Follow {
             if let Some(n) = seq {
                 self.highest = self.highest.max(n);
             }
-            if seq.is_some_and(|n| self.after.is_none_or(|after| n > after)) {
+            if let Some(n) = seq
+                && self.sent.is_none_or(|sent| n > sent)
+            {
+                self.sent = Some(n);
                 self.ready.push_back(event);
             }
         }
@@ -381,7 +385,15 @@ impl Follow {
                 .mirrored(&self.id, self.stream, self.read as isize)
                 .await
             {
-                Ok((_, events)) => self.take(events),
+                // The mirror dropped its oldest (a stream of over a thousand events): read
+                // it whole again; what was sent is skipped by its number.
+                Ok((_, events, held)) if events.is_empty() && held < self.read => {
+                    self.read = 0;
+                    if let Ok((_, all, _)) = self.shared.mirrored(&self.id, self.stream, 0).await {
+                        self.take(all);
+                    }
+                }
+                Ok((_, events, _)) => self.take(events),
                 Err(why) => tracing::debug!("stream not read: {why}"),
             }
             if self.ready.is_empty()
@@ -446,7 +458,8 @@ pub(super) async fn drain(state: &AppState, shared: &SharedSessions) {
             .sum();
         sessions + shared.backlog()
     };
-    if !crate::shutdown::drain(state.server.shutdown.grace(), in_flight).await {
+    // One grace period in all: the connections' drain has used some of it.
+    if !crate::shutdown::drain(state.server.shutdown.grace_left(), in_flight).await {
         tracing::warn!("the grace period is over: requests still in flight are dropped");
     }
     // The last events written need their round trip.
