@@ -129,6 +129,20 @@ measure() { # NAME PORT [SCRIPT]
   rcli config resetstat >/dev/null
   out="$(wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$work/$script" "http://127.0.0.1:$2/mcp")"
   if grep -q "Non-2xx" <<<"$out"; then echo "$1: requests failed:" >&2; echo "$out" >&2; exit 1; fi
+  # A refused call is a 200 too: one more call must still be served.
+  local last
+  if [[ "$script" == call.lua ]]; then
+    last="$(curl -s -X POST "http://127.0.0.1:$2/mcp" -H 'Content-Type: application/json' \
+      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+      -H 'Mcp-Method: tools/call' -H 'Mcp-Name: hello_greet' \
+      --data "$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "$work/call.lua")")"
+  else
+    last="$(curl -s -X POST "http://127.0.0.1:$2/mcp" -H 'Content-Type: application/json' \
+      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-11-25' \
+      -H "Mcp-Session-Id: $SESSION" \
+      --data '{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"bench"}}}')"
+  fi
+  grep -q 'Hello, bench!' <<<"$last" || { echo "$1: calls are not served: $last" >&2; exit 1; }
   calls="$(awk '/requests in/ {print $1}' <<<"$out")"
   evals="$(rcli info commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),usec=[0-9]*,usec_per_call=\([0-9.]*\).*/\1 \2/p')"
   getex="$(rcli info commandstats | tr -d '\r' | sed -n 's/^cmdstat_getex:calls=\([0-9]*\),.*/\1/p')"

@@ -72,7 +72,9 @@ run() { # NAME TOKEN CONFIG-EXTRA [ENV...]
   local name="$1" token="$2" extra="$3" port
   shift 3
   port="$(free_port)"
-  printf '[server.http]\nlisten = "127.0.0.1:%s"\n\n[plugins.hello]\npath = "%s"\n\n%b\n' \
+  # Limits high enough that no call is refused: what is measured is calls, not refusals (with
+  # the default 3000 calls a minute per client, all but the first few thousand would be).
+  printf '[server.http]\nlisten = "127.0.0.1:%s"\n\n[plugins.hello]\npath = "%s"\n\n[plugins.hello.limits]\ncalls_per_minute = 100000000\ncalls_per_minute_per_client = 100000000\n\n%b\n' \
     "$port" "$repo/target/plugins/hello.wasm" "$extra" > "$work/$name.toml"
   env "$@" BENCH_TOKEN="$static_token" RUST_LOG=warn "$bin" serve --config "$work/$name.toml" \
     --cache-dir "$work/cache" 2> "$work/$name.log" &
@@ -94,6 +96,13 @@ run() { # NAME TOKEN CONFIG-EXTRA [ENV...]
   if grep -q "Non-2xx" <<<"$out"; then
     echo "$name: requests failed:" >&2; echo "$out" >&2; tail -5 "$work/$name.log" >&2; exit 1
   fi
+  # A refused call is a 200 too: one more call must still be served.
+  local last
+  last="$(curl -s -X POST "$resource" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+    -H 'Mcp-Method: tools/call' -H 'Mcp-Name: hello_greet' ${token:+-H "Authorization: Bearer $token"} \
+    --data "$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "$work/call.lua")")"
+  grep -q 'Hello, bench!' <<<"$last" || { echo "$name: calls are not served: $last" >&2; exit 1; }
   printf '%-19s %10s req/s   p50 %8s   p99 %8s\n' "$name" \
     "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" \
     "$(awk '$1 == "50%" {print $2}' <<<"$out")" "$(awk '$1 == "99%" {print $2}' <<<"$out")"
