@@ -32,7 +32,7 @@ work="$(mktemp -d)"
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; pkill -f -- "--config $work/" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$repo/bench/common.sh"
 
 redis_port="$(free_port)"
 redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
@@ -41,15 +41,7 @@ pids+=($!)
 for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 rcli() { redis-cli -p "$redis_port" "$@"; }
 
-cat > "$work/call.lua" <<'LUA'
-wrk.method = "POST"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "hello_greet"
-LUA
+write_call_lua "$work/call.lua"
 
 # Limits high enough that nothing is refused: what is measured is counting, not refusing.
 limits='[plugins.hello.limits]\ncalls_per_minute = 100000000\ncalls_per_minute_per_client = 100000000\nconcurrent_calls = 64\n'
@@ -129,20 +121,13 @@ measure() { # NAME PORT [SCRIPT]
   rcli config resetstat >/dev/null
   out="$(wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$work/$script" "http://127.0.0.1:$2/mcp")"
   if grep -q "Non-2xx" <<<"$out"; then echo "$1: requests failed:" >&2; echo "$out" >&2; exit 1; fi
-  # A refused call is a 200 too: one more call must still be served.
-  local last
   if [[ "$script" == call.lua ]]; then
-    last="$(curl -s -X POST "http://127.0.0.1:$2/mcp" -H 'Content-Type: application/json' \
-      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
-      -H 'Mcp-Method: tools/call' -H 'Mcp-Name: hello_greet' \
-      --data "$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "$work/call.lua")")"
+    check_served "$1" "http://127.0.0.1:$2/mcp" "$stateless_call" "${stateless_headers[@]}"
   else
-    last="$(curl -s -X POST "http://127.0.0.1:$2/mcp" -H 'Content-Type: application/json' \
-      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-11-25' \
-      -H "Mcp-Session-Id: $SESSION" \
-      --data '{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"bench"}}}')"
+    check_served "$1" "http://127.0.0.1:$2/mcp" \
+      '{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"bench"}}}' \
+      'MCP-Protocol-Version: 2025-11-25' "Mcp-Session-Id: $SESSION"
   fi
-  grep -q 'Hello, bench!' <<<"$last" || { echo "$1: calls are not served: $last" >&2; exit 1; }
   calls="$(awk '/requests in/ {print $1}' <<<"$out")"
   evals="$(rcli info commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),usec=[0-9]*,usec_per_call=\([0-9.]*\).*/\1 \2/p')"
   getex="$(rcli info commandstats | tr -d '\r' | sed -n 's/^cmdstat_getex:calls=\([0-9]*\),.*/\1/p')"

@@ -31,7 +31,7 @@ work="$(mktemp -d)"
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$repo/bench/common.sh"
 
 # The provider and the receiver, started once.
 "$node" "$repo/tests/clients/oidc_provider.mjs" --generate-key rs --alg RS256 > "$work/rs.json"
@@ -55,17 +55,7 @@ rs_issuer="$(listening "$work/idp-RS256.out")"
 es_issuer="$(listening "$work/idp-ES256.out")"
 otlp="$(listening "$work/otlp.out")"
 
-cat > "$work/call.lua" <<'LUA'
-wrk.method = "POST"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello_greet","arguments":{"name":"bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Accept"] = "application/json, text/event-stream"
-wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "hello_greet"
-local token = os.getenv("TOKEN")
-if token ~= "" then wrk.headers["Authorization"] = "Bearer " .. token end
-LUA
+write_call_lua "$work/call.lua"
 
 static_token="a-static-token-for-the-benchmark"
 run() { # NAME TOKEN CONFIG-EXTRA [ENV...]
@@ -96,13 +86,8 @@ run() { # NAME TOKEN CONFIG-EXTRA [ENV...]
   if grep -q "Non-2xx" <<<"$out"; then
     echo "$name: requests failed:" >&2; echo "$out" >&2; tail -5 "$work/$name.log" >&2; exit 1
   fi
-  # A refused call is a 200 too: one more call must still be served.
-  local last
-  last="$(curl -s -X POST "$resource" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
-    -H 'Mcp-Method: tools/call' -H 'Mcp-Name: hello_greet' ${token:+-H "Authorization: Bearer $token"} \
-    --data "$(sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "$work/call.lua")")"
-  grep -q 'Hello, bench!' <<<"$last" || { echo "$name: calls are not served: $last" >&2; exit 1; }
+  check_served "$name" "$resource" "$stateless_call" "${stateless_headers[@]}" \
+    ${token:+"Authorization: Bearer $token"}
   printf '%-19s %10s req/s   p50 %8s   p99 %8s\n' "$name" \
     "$(awk '/Requests\/sec/ {print $2}' <<<"$out")" \
     "$(awk '$1 == "50%" {print $2}' <<<"$out")" "$(awk '$1 == "99%" {print $2}' <<<"$out")"

@@ -615,53 +615,51 @@ fn redis_command(dir: &Path, addr: &str, options: &RedisOptions) -> Command {
     command
 }
 
+/// Runs `openssl` with `args` in `dir`; fails the test if it fails.
+pub fn openssl_in(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A certificate authority and a certificate it signed for 127.0.0.1, made by openssl in
 /// `dir`: (CA certificate, server certificate, server key), PEM files.
 pub fn loopback_tls_certificate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let at = |name: &str| dir.join(name);
-    let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl runs");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    let openssl = |args: &[&str]| openssl_in(dir, args);
+    // A P-256 key and a request for `subject`, with `extra` arguments (-x509: self-signed).
+    let new_key = |key: &str, out: &str, subject: &str, extra: &[&str]| {
+        let mut args = vec!["req"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            key,
+            "-out",
+            out,
+            "-subj",
+            subject,
+        ]);
+        openssl(&args);
     };
-    openssl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-keyout",
+    new_key(
         "ca.key",
-        "-out",
         "ca.pem",
-        "-days",
-        "2",
-        "-subj",
         "/CN=palisade test CA",
-    ]);
-    openssl(&[
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=127.0.0.1",
-    ]);
+        &["-x509", "-days", "2"],
+    );
+    new_key("server.key", "server.csr", "/CN=127.0.0.1", &[]);
     write_file(
         at("server.ext"),
         "subjectAltName = IP:127.0.0.1\nbasicConstraints = CA:FALSE\n\

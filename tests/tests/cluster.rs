@@ -746,6 +746,19 @@ fn a_stream_whose_replica_died_ends_with_an_error_elsewhere() {
     let dir = tempdir();
     let (mut a, b) = two_replicas(dir.path(), &redis);
     let (on_a, msg, stream, asked) = waiting_for_an_answer(&a, "Anyone?");
+    // A writes the stream to Redis in the background: kill it once it has (what a killed
+    // replica had not written yet is lost with it).
+    let deadline = Instant::now() + secs(10);
+    while redis
+        .cli(&["--scan", "--pattern", "palisade:session:*:stream:*"])
+        .lines()
+        .filter(|key| !key.ends_with(":head"))
+        .count()
+        == 0
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     a.process.kill();
     drop(stream);
 

@@ -509,15 +509,7 @@ fn key_pair(ws: &Workspace, name: &str) -> (String, String) {
             public.to_str().unwrap(),
         ],
     ] {
-        let out = Command::new("openssl")
-            .args(&args)
-            .output()
-            .expect("openssl runs");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        openssl_in(Path::new("."), &args);
     }
     (path_str(&private), format!("{name}.pub"))
 }

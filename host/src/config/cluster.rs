@@ -120,7 +120,12 @@ pub fn resolve_cluster(
     if !db.is_empty() && db.parse::<u16>().is_err() {
         return Err(format!("redis: `/{db}` is not a database number"));
     }
-    let in_url = url.password().map(percent_decode);
+    // As written in the URL, `%40` is `@`.
+    let in_url = url.password().map(|p| {
+        percent_encoding::percent_decode_str(p)
+            .decode_utf8_lossy()
+            .into_owned()
+    });
     let _ = url.set_password(None);
     let password = match (in_url, section.password_env, section.password_file) {
         (p, None, None) => p,
@@ -200,14 +205,6 @@ fn redact(text: &str) -> String {
         // Not a URL: it may still hold a password; say nothing of it.
         Err(_) => "(the value)".to_string(),
     }
-}
-
-/// A URL's password as written (`%40` is `@`).
-fn percent_decode(text: &str) -> String {
-    url::form_urlencoded::parse(format!("p={}", text.replace('+', "%2B")).as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -232,11 +232,16 @@ impl Session {
         *self.version.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Cancels the request `id` if it is in flight, as `notifications/cancelled` would.
-    pub fn cancel(&self, id: &Value) {
-        if let Some(token) = self.requests.token(id) {
-            tracing::info!(%id, "request cancelled: its client is gone");
-            token.cancel();
+    /// Cancels the request `id` if it is in flight here, as `notifications/cancelled` would;
+    /// `why` goes to the log. Whether it was.
+    pub fn cancel(&self, id: &Value, why: &str) -> bool {
+        match self.requests.token(id) {
+            Some(token) => {
+                tracing::info!(%id, "request cancelled: {why}");
+                token.cancel();
+                true
+            }
+            None => false,
         }
     }
 
@@ -288,19 +293,16 @@ impl Session {
                 let Some(id) = params.get("requestId") else {
                     return tracing::debug!("cancellation without requestId");
                 };
-                match self.requests.token(id) {
-                    Some(token) => {
-                        let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
-                        tracing::info!(%id, reason, "request cancelled by the client");
-                        token.cancel();
-                    }
-                    // Running on another replica, perhaps.
-                    None if self.pass_on(jsonrpc::notification(
-                        "notifications/cancelled",
-                        Value::Object(params.clone()),
-                    )) => {}
+                let reason = params.get("reason").and_then(Value::as_str).unwrap_or("");
+                if self.cancel(id, &format!("by the client ({reason})")) {
+                    return;
+                }
+                // Running on another replica, perhaps.
+                let notification =
+                    jsonrpc::notification("notifications/cancelled", Value::Object(params.clone()));
+                if !self.pass_on(notification) {
                     // Already answered, or never seen: the spec says to ignore it.
-                    None => tracing::debug!(%id, "cancellation for no request in flight"),
+                    tracing::debug!(%id, "cancellation for no request in flight");
                 }
             }
             "notifications/initialized" => {

@@ -125,11 +125,8 @@ impl Session {
             Ok(crate::mcp::jsonrpc::Incoming::Notification { method, params })
                 if method == "notifications/cancelled" =>
             {
-                if let Some(id) = params.get("requestId")
-                    && let Some(token) = self.requests.token(id)
-                {
-                    tracing::info!(%id, "request cancelled by the client (through another replica)");
-                    token.cancel();
+                if let Some(id) = params.get("requestId") {
+                    self.cancel(id, "by the client, through another replica");
                 }
             }
             _ => {}

@@ -443,41 +443,30 @@ async fn delete_mcp(
             _ => None,
         }
     };
-    if removed.is_none()
-        && let Some(shared) = &state.shared
-        && shared::resume_session(&state, shared, &id, &identity, &Value::Null)
+    // A shared session this replica has not served is ended from its record alone.
+    let known = match (&removed, &state.shared) {
+        (Some(_), _) => true,
+        (None, Some(shared)) => shared::find_record(shared, &id, &identity, &Value::Null)
             .await
-            .is_ok()
-    {
-        // Started elsewhere: ended everywhere below.
-        let resumed = lock(&state.sessions).remove(&id);
-        return end_session(&state, &id, resumed).await;
-    }
-    end_session(&state, &id, removed).await
-}
-
-/// Ends session `id` (`removed` from this replica), and everywhere when shared.
-async fn end_session(
-    state: &AppState,
-    id: &str,
-    removed: Option<Arc<HttpSession>>,
-) -> Result<Response, HttpError> {
-    match removed {
-        Some(http_session) => {
-            if let Some(shared) = &state.shared {
-                shared.end(id).await;
-            }
-            http_session.session.close();
-            http_session.streams.close();
-            tracing::info!(session = id, "HTTP session ended by the client");
-            Ok(StatusCode::NO_CONTENT.into_response())
-        }
-        None => Err(http_error(
+            .is_ok(),
+        (None, None) => false,
+    };
+    if !known {
+        return Err(http_error(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
             "unknown or expired session",
-        )),
+        ));
     }
+    if let Some(shared) = &state.shared {
+        shared.end(&id).await;
+    }
+    if let Some(http_session) = removed {
+        http_session.session.close();
+        http_session.streams.close();
+    }
+    tracing::info!(session = id, "HTTP session ended by the client");
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `/readyz` on the MCP address: the status alone (see `telemetry::health`).

@@ -27,11 +27,13 @@ use super::{AppState, http_error, lock};
 use crate::cluster::sessions::{MirroredEvent, SessionEvent, SharedSessions};
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST};
-use crate::mcp::session::{SessionSync, Telling};
+use crate::mcp::session::{SessionRecord, SessionSync, Telling};
 use crate::mcp::{Outbox, Outgoing, Session};
 
 /// How often a stream resumed on another replica looks for its next events.
 const POLL: Duration = Duration::from_millis(100);
+/// Looks for a stream not mirrored yet this many times, [`POLL`] apart, before it is unknown.
+const MIRROR_LAG_TRIES: u32 = 10;
 /// A resumed stream with no new event for this long checks that its replica is still there.
 const QUIET: Duration = Duration::from_secs(15);
 /// The longest a resumed stream is followed.
@@ -139,29 +141,7 @@ pub(super) async fn resume_session(
     identity: &Identity,
     request: &Value,
 ) -> Result<Arc<HttpSession>, HttpError> {
-    let unknown = || {
-        http_error(
-            StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            "unknown or expired session: initialize a new one",
-        )
-        .about(request)
-    };
-    if !plausible(id) {
-        return Err(unknown());
-    }
-    let record = match shared.load(id).await {
-        Ok(Some(record)) if record.client == *identity.client => record,
-        Ok(_) => return Err(unknown()),
-        Err(why) => {
-            return Err(http_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                INTERNAL_ERROR,
-                format!("the session cannot be found now: {why}; retry shortly"),
-            )
-            .about(request));
-        }
-    };
+    let record = find_record(shared, id, identity, request).await?;
     let (streams, outbox) = parts(state, shared, id);
     let session = Session::resume(state.server.clone(), outbox, identity.clone(), &record)
         .map_err(|why| {
@@ -190,6 +170,36 @@ pub(super) async fn resume_session(
         tracing::info!(session = id, "HTTP session resumed from the cluster");
     }
     Ok(kept)
+}
+
+/// The record of session `id`, if `identity` started it; a refusal echoes `request`.
+pub(super) async fn find_record(
+    shared: &SharedSessions,
+    id: &str,
+    identity: &Identity,
+    request: &Value,
+) -> Result<SessionRecord, HttpError> {
+    let unknown = || {
+        http_error(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "unknown or expired session: initialize a new one",
+        )
+        .about(request)
+    };
+    if !plausible(id) {
+        return Err(unknown());
+    }
+    match shared.load(id).await {
+        Ok(Some(record)) if record.client == *identity.client => Ok(record),
+        Ok(_) => Err(unknown()),
+        Err(why) => Err(http_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            INTERNAL_ERROR,
+            format!("the session cannot be found now: {why}; retry shortly"),
+        )
+        .about(request)),
+    }
 }
 
 /// At each request of a shared session: its record again (what another replica changed), kept
@@ -283,13 +293,23 @@ pub(super) async fn resume_elsewhere(
     stream: StreamId,
     after: Option<u64>,
 ) -> Result<Response, HttpError> {
-    let (head, events, _) = shared.mirrored(id, stream, 0).await.map_err(|why| {
-        http_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            INTERNAL_ERROR,
-            format!("the stream cannot be resumed now: {why}; retry shortly"),
-        )
-    })?;
+    // The replica serving the stream writes it in the background: a client that resumes at
+    // once may be a moment ahead of it.
+    let mut tries = 0;
+    let (head, events) = loop {
+        let (head, events, _) = shared.mirrored(id, stream, 0).await.map_err(|why| {
+            http_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                INTERNAL_ERROR,
+                format!("the stream cannot be resumed now: {why}; retry shortly"),
+            )
+        })?;
+        tries += 1;
+        if head.is_some() || tries == MIRROR_LAG_TRIES {
+            break (head, events);
+        }
+        tokio::time::sleep(POLL).await;
+    };
     let Some(head) = head else {
         return Err(http_error(
             StatusCode::NOT_FOUND,
@@ -320,9 +340,11 @@ pub(super) async fn resume_elsewhere(
     follow.take(events);
     let events = futures_util::stream::unfold(follow, |mut follow| async move {
         let event = follow.next().await?;
-        Some((event, follow))
-    })
-    .map_event();
+        let sent = Event::default()
+            .id(event.id)
+            .data(event.message.to_string());
+        Some((sent, follow))
+    });
     Ok(sse_response(
         events,
         &state.server,
@@ -431,20 +453,6 @@ impl Follow {
         if count == 0 {
             self.done = true;
         }
-    }
-}
-
-trait MapEvent {
-    fn map_event(self) -> impl futures_util::Stream<Item = Event> + Send + 'static;
-}
-
-impl<S> MapEvent for S
-where
-    S: futures_util::Stream<Item = MirroredEvent> + Send + 'static,
-{
-    fn map_event(self) -> impl futures_util::Stream<Item = Event> + Send + 'static {
-        use futures_util::StreamExt as _;
-        self.map(|e| Event::default().id(e.id).data(e.message.to_string()))
     }
 }
 

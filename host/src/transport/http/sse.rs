@@ -59,7 +59,7 @@ impl Drop for DisconnectGuard {
             tokio::time::sleep(RESUME_WINDOW).await;
             if http_session.streams.abandoned(stream) {
                 for request in requests {
-                    http_session.session.cancel(&request);
+                    http_session.session.cancel(&request, "its client is gone");
                 }
             }
         });

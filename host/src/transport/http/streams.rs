@@ -115,12 +115,7 @@ struct Stream {
 impl Streams {
     /// The streams of a new session, counting their history in `server_bytes` too.
     pub fn new(server_bytes: ServerHistory) -> Streams {
-        let mut inner = Inner::default();
-        inner.server_bytes = server_bytes;
-        Streams {
-            inner: Mutex::new(inner),
-            mirror: None,
-        }
+        Streams::with(server_bytes, None, 0)
     }
 
     /// The streams of a session replicas share: request streams are mirrored to `mirror`, and
@@ -130,12 +125,20 @@ impl Streams {
         mirror: crate::cluster::sessions::StreamMirror,
         first_id: StreamId,
     ) -> Streams {
+        Streams::with(server_bytes, Some(mirror), first_id)
+    }
+
+    fn with(
+        server_bytes: ServerHistory,
+        mirror: Option<crate::cluster::sessions::StreamMirror>,
+        first_id: StreamId,
+    ) -> Streams {
         let mut inner = Inner::default();
         inner.server_bytes = server_bytes;
         inner.next = first_id;
         Streams {
             inner: Mutex::new(inner),
-            mirror: Some(mirror),
+            mirror,
         }
     }
 
