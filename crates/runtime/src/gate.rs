@@ -11,7 +11,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::limits::LimitExceeded;
 use crate::Limits;
-use crate::shared_limits::{SharedFuture, SharedLimits, SharedSlot, SharedVerdict};
+use crate::shared_limits::{SharedLimits, SharedSlot, SharedVerdict};
 
 /// Clients remembered per plugin for their own rate; the idlest are forgotten past this (a
 /// forgotten client starts again with a full bucket, which only ever favours it by one burst).
@@ -104,17 +104,16 @@ struct SharedHold {
 }
 
 impl SharedHold {
-    /// Gives the slot back; the future ends once the store has it.
-    fn finish(&mut self, fuel: u64) -> Option<SharedFuture<'static, ()>> {
-        let slot = self.slot.take()?;
-        Some(self.store.finish(&self.plugin, slot, fuel, &self.limits))
+    fn finish(&mut self, fuel: u64) {
+        if let Some(slot) = self.slot.take() {
+            self.store.finish(&self.plugin, slot, fuel, &self.limits);
+        }
     }
 }
 
 impl Drop for SharedHold {
     fn drop(&mut self) {
-        // Queued already; nobody waits for the store here.
-        drop(self.finish(0));
+        self.finish(0);
     }
 }
 
@@ -213,18 +212,12 @@ impl Gate {
         Ok(())
     }
 
-    /// A call ended having burned `fuel`: charged to the budget that let it in, and its slots
-    /// given back. For a call the store admitted this waits until the store has it (one round
-    /// trip, shared with the other calls ending meanwhile), so a client that has the result
-    /// finds the slot free on every replica. The host's own calls (`admission` none) charge
-    /// this process's budget.
-    pub async fn finish(&self, admission: Option<Admission>, fuel: u64) {
+    /// A call ended having burned `fuel`: charged to the budget that let it in (the shared one,
+    /// in the background, for a call the store admitted), and its slots given back. The host's
+    /// own calls (`admission` none) charge this process's budget.
+    pub fn finish(&self, admission: Option<Admission>, fuel: u64) {
         match admission.and_then(|mut a| a.shared.take()) {
-            Some(mut hold) => {
-                if let Some(told) = hold.finish(fuel) {
-                    told.await;
-                }
-            }
+            Some(mut hold) => hold.finish(fuel),
             None => lock(&self.fuel).charge(fuel as f64, Instant::now()),
         }
     }
@@ -277,7 +270,6 @@ impl Gates {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures_util::FutureExt;
 
     #[test]
     fn bucket_refills_and_says_when() {
@@ -306,6 +298,7 @@ mod tests {
 
     /// Admits without shared limits, which never wait.
     fn admit(gate: &Gate, client: &Arc<str>) -> Result<Admission, LimitExceeded> {
+        use futures_util::FutureExt;
         gate.admit(client)
             .now_or_never()
             .expect("a lone gate never waits")
@@ -363,9 +356,7 @@ mod tests {
         );
         let c: Arc<str> = "c".into();
         let admitted = admit(&gate, &c).unwrap();
-        gate.finish(Some(admitted), 5000)
-            .now_or_never()
-            .expect("a lone gate never waits");
+        gate.finish(Some(admitted), 5000);
         match admit(&gate, &c) {
             Err(LimitExceeded::FuelBudget { retry_after, .. }) => {
                 assert!(retry_after > Duration::from_secs(300))

@@ -786,7 +786,7 @@ impl Plugin {
             super::Metering::Off => 0,
         };
         tracing::debug!(plugin = &*self.name, fuel_used, elapsed = ?started.elapsed(), "call finished");
-        self.gate.finish(admission, fuel_used).await;
+        self.gate.finish(admission, fuel_used);
         stats
             .fuel_used
             .store(fuel_used, std::sync::atomic::Ordering::Relaxed);

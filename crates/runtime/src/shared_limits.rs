@@ -38,16 +38,8 @@ pub trait SharedLimits: Send + Sync {
     ) -> SharedFuture<'a, SharedVerdict>;
 
     /// The call holding `slot` ended having burned `fuel`: its slot comes back and the fuel is
-    /// charged to the plugin's budget. Queued before this returns, so it is told even if the
-    /// future is dropped; the future ends once the store has it (or could not be told), so a
-    /// call awaiting it answers its client only when the next call anywhere can take its slot.
-    fn finish(
-        &self,
-        plugin: &str,
-        slot: SharedSlot,
-        fuel: u64,
-        limits: &Limits,
-    ) -> SharedFuture<'static, ()>;
+    /// charged to the plugin's budget. Sent in the background: the call does not wait for it.
+    fn finish(&self, plugin: &str, slot: SharedSlot, fuel: u64, limits: &Limits);
 
     /// Whether a call is let in under this process's own limits when the store cannot answer
     /// (`true`), or refused (`false`, the default policy).

@@ -1,9 +1,8 @@
 //! The limits replicas count together in Redis: calls per minute (each client's and
 //! everyone's), the fuel budget, and running calls. One script checks and counts them
 //! atomically, so admitting a call costs one round trip (`EVALSHA`); giving the slot back and
-//! charging the fuel a call burned is a second script, for every call that ended meanwhile at
-//! once (one round trip for many calls under load). A call answers its client once that second
-//! script has run, so a client that has a result finds the slot free on every replica.
+//! charging the fuel a call burned is a second script, sent after the call without making it
+//! wait, for every call that ended meanwhile at once (one round trip for many calls under load).
 //!
 //! The buckets refill by Redis's clock (`TIME`), never a replica's, so replicas whose clocks
 //! disagree still count alike. Every key expires once it would be full again or its calls
@@ -21,7 +20,7 @@ use std::time::Duration;
 
 use redis::Script;
 use sha2::{Digest, Sha256};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::Cluster;
 use crate::config::FailPolicy;
@@ -115,8 +114,6 @@ struct Ended {
     fuel: u64,
     burst: u64,
     per_second: u64,
-    /// Answered once Redis has it, or could not be told.
-    told: oneshot::Sender<()>,
 }
 
 static ADMIT_SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(ADMIT));
@@ -212,14 +209,7 @@ impl SharedLimits for RedisLimits {
         })
     }
 
-    fn finish(
-        &self,
-        plugin: &str,
-        slot: SharedSlot,
-        fuel: u64,
-        limits: &Limits,
-    ) -> SharedFuture<'static, ()> {
-        let (told, when_told) = oneshot::channel();
+    fn finish(&self, plugin: &str, slot: SharedSlot, fuel: u64, limits: &Limits) {
         let ended = Ended {
             running: self.key(plugin, "running"),
             fuel_key: self.key(plugin, "fuel"),
@@ -227,7 +217,6 @@ impl SharedLimits for RedisLimits {
             fuel,
             burst: limits.fuel_burst,
             per_second: limits.fuel_per_second,
-            told,
         };
         if self.ended.try_send(ended).is_err() {
             tracing::warn!(
@@ -236,10 +225,6 @@ impl SharedLimits for RedisLimits {
                 "an ended call was not counted: too many are waiting"
             );
         }
-        // A sender dropped untold (the queue was full) ends the wait as well.
-        Box::pin(async move {
-            let _ = when_told.await;
-        })
     }
 
     fn fail_open(&self) -> bool {
@@ -269,8 +254,6 @@ async fn tell_ended(cluster: Arc<Cluster>, mut untold: mpsc::Receiver<Ended>) {
             // Their slots come back when their leases end; their fuel is not charged.
             tracing::warn!(calls = batch.len(), "ended calls were not counted: {why}");
         }
-        for ended in batch.drain(..) {
-            let _ = ended.told.send(());
-        }
+        batch.clear();
     }
 }
