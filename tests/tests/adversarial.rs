@@ -68,6 +68,8 @@ path = {hello}
         let config = self.config(extra, limits, "");
         let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
         s.initialize(LATEST_VERSION);
+        // A short `timeout_ms` bounds the wait for a loading plugin too: load first.
+        s.wait_ready();
         s
     }
 }

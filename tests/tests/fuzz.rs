@@ -759,6 +759,8 @@ fn stdin_closing_answers_what_finishes_soon_and_cancels_the_rest() {
     );
     let mut server = Server::start(&["--config", &path_str(&config)]);
     server.initialize("2025-11-25");
+    // Loaded, so the quick call runs well inside the 2 s grace.
+    server.wait_ready();
     let quick = server.send_request(
         "tools/call",
         json!({ "name": "misbehave_sleep", "arguments": { "ms": 300 } }),
@@ -777,9 +779,7 @@ fn stdin_closing_answers_what_finishes_soon_and_cancels_the_rest() {
     assert!(tool_text(&server.expect_result(answered)).contains("slept 300 ms"));
     server.expect_no_response(&slow, Duration::from_millis(100));
     assert!(
-        server
-            .stderr()
-            .contains("cancelling the requests still in flight"),
+        server.wait_for_stderr("cancelling the requests still in flight", secs(5)),
         "{}",
         server.stderr()
     );
@@ -1139,6 +1139,8 @@ fn stateless_resource_listing_waits_for_nothing() {
     let dir = tempdir();
     let config = fuzz_config(dir.path());
     let http = HttpServer::start(&["--config", &path_str(&config)]);
+    // Lists wait only 2 s for plugins still loading: load first.
+    http.process.wait_ready();
     let client = http.client();
     let post = |params: Value| {
         let message = stateless_message(json!("list"), "resources/list", params, &json!({}));

@@ -23,6 +23,8 @@ fn serve(dir: &Path, path: &Path, extra: &str) -> Server {
     );
     let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
     s.initialize(LATEST_VERSION);
+    // Lists wait only 2 s for plugins still loading: load first.
+    s.wait_ready();
     s
 }
 

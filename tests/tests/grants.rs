@@ -32,6 +32,8 @@ fn start(config: &Path, capabilities: Value) -> Server {
         .env(SECRET_VAR, "s3cret")
         .start();
     s.initialize_with_capabilities(LATEST_VERSION, capabilities);
+    // A short `timeout_ms` bounds the wait for a loading plugin too: load first.
+    s.wait_ready();
     s
 }
 

@@ -285,6 +285,8 @@ fn tool_definitions_are_pinned_and_answers_must_match_the_output_schema() {
     let config = setup.config("");
     let mut s = Server::start(&["--config", &path_str(&config)]);
     s.initialize(LATEST_VERSION);
+    // Lists wait only 2 s for plugins still loading: load first.
+    s.wait_ready();
     let description = |s: &mut Server| {
         let (tools, _) = s.list_all_tools();
         tools

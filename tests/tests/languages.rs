@@ -29,6 +29,8 @@ fn textkit(plugin: &str, limits: &str) -> (Server, TempDir) {
     );
     let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
     s.initialize(LATEST_VERSION);
+    // Lists wait only 2 s for plugins still loading: load first.
+    s.wait_ready();
     (s, dir)
 }
 
@@ -320,6 +322,8 @@ fn a_second_start_loads_both_from_the_compile_cache() {
 
     let mut second = Server::start(&args);
     second.initialize(LATEST_VERSION);
+    // Its log lines all read before they are counted.
+    second.wait_ready();
     let r = second.call_tool("textkit-py_greet", json!({"name": "cache"}));
     assert_eq!(ok_text(&r), "Hello, cache!");
     let r = second.call_tool("textkit-js_greet", json!({"name": "cache"}));

@@ -23,6 +23,8 @@ fn server_with_limits(limits: &str) -> (Server, TempDir) {
     // Generous: a limit that is not enforced shows up as a wrong answer, not a timeout here.
     s.timeout = secs(150);
     s.initialize(LATEST_VERSION);
+    // A short `timeout_ms` bounds the wait for a loading plugin too: load first.
+    s.wait_ready();
     (s, dir)
 }
 

@@ -5,7 +5,7 @@
 //! Python and TypeScript SDKs connect with their own OAuth support.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -385,6 +385,11 @@ fn a_rotated_key_is_fetched_once_and_made_up_key_ids_cannot_flood_the_provider()
         "{}",
         server.stderr()
     );
+    // Logged while that request was served: read it before counting.
+    let deadline = Instant::now() + secs(5);
+    while server.stderr().matches(KEYS_FETCHED).count() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_eq!(server.stderr().matches(KEYS_FETCHED).count(), 2);
     // Tokens signed by the old key still pass while the provider publishes it.
     assert_eq!(try_token(&server, Some(&before)).0, 200);

@@ -617,6 +617,8 @@ fn the_example_configuration_serves_the_example_notes() {
     let config = repo_root().join("plugins/palisade.toml");
     let mut s = Server::start(&["--config", &path_str(&config)]);
     let init = s.initialize(LATEST_VERSION);
+    // Lists wait only 2 s for plugins still loading: load first.
+    s.wait_ready();
     for cap in ["tools", "resources", "prompts", "completions", "logging"] {
         assert!(
             init["capabilities"].get(cap).is_some(),

@@ -16,17 +16,27 @@ const READY: &str = "plugins ready";
 fn initialize_is_answered_while_a_large_plugin_compiles() {
     let dir = tempdir();
     let cache = dir.path().join("cache");
+    // The call below waits for the compile up to the plugin's time limit: a loaded machine may
+    // take far longer than the 10 s an idle one does, so both that and the harness wait are long.
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.hello]\npath = {}\n\n[plugins.textkit-py]\npath = {}\n\n\
+             [plugins.textkit-py.limits]\ntimeout_ms = 240000\n",
+            toml_str(&plugin_arg("hello")),
+            toml_str(&plugin_arg("textkit-py")),
+        ),
+    );
     let mut s = Server::builder()
         .args([
             "--no-watch",
-            "--plugin",
-            &plugin_arg("hello"),
-            "--plugin",
-            &plugin_arg("textkit-py"),
+            "--config",
+            &path_str(&config),
             "--cache-dir",
             &path_str(&cache),
         ])
         .start();
+    s.timeout = startup_timeout();
     s.initialize(LATEST_VERSION);
     // The stderr reader only lags: anything logged before the answer came would be here by now
     // had `initialize` waited for seconds of compiling.

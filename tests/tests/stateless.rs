@@ -1513,6 +1513,8 @@ fn marked_parameters_must_be_mirrored_in_headers() {
 #[test]
 fn a_tool_with_an_invalid_header_marking_is_left_out() {
     let mut s = Server::start(&["--no-watch", "--plugin", &plugin_arg("misbehave")]);
+    // Lists wait only 2 s for plugins still loading: load first.
+    s.wait_ready();
     let listed = s.stateless_result("tools/list", Value::Null, &no_caps());
     let names = tool_names(listed["tools"].as_array().unwrap());
     assert!(names.contains(&"misbehave_ok".to_string()), "{names:?}");
@@ -1685,6 +1687,8 @@ fn closing_the_sse_stream_cancels_the_request() {
 #[test]
 fn closing_the_connection_cancels_the_request() {
     let server = HttpServer::start(&["--no-watch", "--plugin", &plugin_arg("misbehave")]);
+    // Loaded, so the call runs well before the client gives up on it.
+    server.process.wait_ready();
     let mut c = server.stateless_client();
     let msg = c.stateless_message(
         "tools/call",

@@ -197,16 +197,22 @@ fn sigterm_finishes_calls_in_flight_ends_streams_and_refuses_new_connections() {
     waiting.initialize(LATEST_VERSION);
     let mut stream = waiting.open_stream();
 
-    // A call that takes 1.5 s, under way when the signal comes.
+    // A call that takes 2 s, under way when the signal comes: its session is set up first,
+    // then the call is sent, and the signal follows it by 300 ms.
     let url = server.url.clone();
+    let (initialized, calling) = std::sync::mpsc::channel();
     let in_flight = std::thread::spawn(move || {
         let mut c = HttpClient::new(&url);
         c.headers
             .push(("Authorization".into(), format!("Bearer {TOKEN}")));
         c.initialize(LATEST_VERSION);
-        c.call_tool("misbehave_sleep", json!({"ms": 1500}))
+        initialized.send(()).unwrap();
+        c.call_tool("misbehave_sleep", json!({"ms": 2000}))
     });
-    std::thread::sleep(Duration::from_millis(500));
+    calling
+        .recv_timeout(secs(30))
+        .expect("the session never started");
+    std::thread::sleep(Duration::from_millis(300));
     let signalled = Instant::now();
     server.process.signal("TERM");
     assert!(
@@ -224,6 +230,11 @@ fn sigterm_finishes_calls_in_flight_ends_streams_and_refuses_new_connections() {
         serde_json::from_str::<Value>(&body).unwrap()["status"],
         "stopping"
     );
+    // The listener closes just after the signal is logged.
+    let deadline = Instant::now() + secs(5);
+    while std::net::TcpStream::connect(&server.addr).is_ok() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(
         std::net::TcpStream::connect(&server.addr).is_err(),
         "the MCP address still accepts connections"
@@ -234,7 +245,11 @@ fn sigterm_finishes_calls_in_flight_ends_streams_and_refuses_new_connections() {
     let status = server.process.wait_exit(secs(15));
     assert!(status.success(), "{status:?}\n{}", server.stderr());
     assert!(signalled.elapsed() < secs(10), "{:?}", signalled.elapsed());
-    assert!(server.stderr().contains("every request in flight finished"));
+    assert!(
+        server.wait_for_stderr("every request in flight finished", secs(5)),
+        "{}",
+        server.stderr()
+    );
 }
 
 #[test]

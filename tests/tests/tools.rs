@@ -13,6 +13,8 @@ fn start(plugins: &[&str]) -> Server {
     }
     let mut s = b.start();
     s.initialize(LATEST_VERSION);
+    // Plugins load in the background; a test timing a call must not time the load too.
+    s.wait_ready();
     s
 }
 
@@ -342,9 +344,11 @@ fn a_cancelled_plugin_can_see_it_and_stop_cleanly() {
     let mut s = start(&["misbehave"]);
     let id = s.send_request(
         "tools/call",
-        json!({"name": "misbehave_until_cancelled", "arguments": {}}),
+        json!({"name": "misbehave_until_cancelled", "arguments": {},
+               "_meta": {"progressToken": "running"}}),
     );
-    std::thread::sleep(Duration::from_millis(500));
+    // Cancelled once it runs (its first progress report), not while it waits to start.
+    s.wait_notification("notifications/progress", secs(30));
     s.notify("notifications/cancelled", json!({"requestId": id}));
     assert!(
         s.wait_for_stderr(
@@ -389,9 +393,11 @@ fn cancelling_unknown_or_finished_requests_is_harmless() {
 #[test]
 fn closing_stdin_lets_calls_in_flight_finish() {
     let mut s = start(&["misbehave"]);
+    // Well inside the 2 s given to calls in flight once stdin closes, with room for a slow
+    // machine to start it.
     let id = s.send_request(
         "tools/call",
-        json!({"name": "misbehave_sleep", "arguments": {"ms": 2000}}),
+        json!({"name": "misbehave_sleep", "arguments": {"ms": 800}}),
     );
     std::thread::sleep(Duration::from_millis(200));
     let status = s.close_stdin_and_wait(secs(90));

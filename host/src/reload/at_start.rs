@@ -81,10 +81,15 @@ impl Live {
                 }
             }
             self.serve_beside(&mut ready, fresh);
+            // Watched before a client waiting for these plugins goes on, so a change it makes
+            // right after is seen.
+            self.update_watches();
             for name in names {
                 self.server.loading.finished(&name);
             }
         }
+        // The configuration and the files of plugins that failed, even when none loaded.
+        self.update_watches();
         self.server.loading.finish_all();
         let catalog = self.server.catalog();
         tracing::info!(
@@ -95,7 +100,6 @@ impl Live {
             seconds = format_args!("{:.2}", started.elapsed().as_secs_f64()),
             "plugins ready"
         );
-        self.update_watches();
     }
 
     /// Serves `fresh` beside the plugins `ready` (each keeping its place in the configuration),

@@ -32,8 +32,9 @@ use crate::mcp::{Outbox, Outgoing, Session};
 
 /// How often a stream resumed on another replica looks for its next events.
 const POLL: Duration = Duration::from_millis(100);
-/// Looks for a stream not mirrored yet this many times, [`POLL`] apart, before it is unknown.
-const MIRROR_LAG_TRIES: u32 = 10;
+/// Looks for a stream not mirrored yet this many times, [`POLL`] apart, before it is unknown:
+/// 3 s, for a loaded replica whose background writes lag.
+const MIRROR_LAG_TRIES: u32 = 30;
 /// A resumed stream with no new event for this long checks that its replica is still there.
 const QUIET: Duration = Duration::from_secs(15);
 /// The longest a resumed stream is followed.
