@@ -27,18 +27,14 @@ fn script() -> PathBuf {
 
 /// A new private signing key (a one-key JWKS file) named `kid`, for `alg` (RS256, ES256, ...).
 pub fn oidc_key(dir: &Path, kid: &str, alg: &str) -> PathBuf {
-    let out = Command::new(node22())
-        .arg(script())
-        .args(["--generate-key", kid, "--alg", alg])
-        .output()
-        .expect("run node");
-    assert!(
-        out.status.success(),
-        "cannot generate a key: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let key = run_checked(
+        Command::new(node22())
+            .arg(script())
+            .args(["--generate-key", kid, "--alg", alg]),
+        "node, generating a key",
     );
     let path = dir.join(format!("{kid}.json"));
-    std::fs::write(&path, &out.stdout).unwrap();
+    std::fs::write(&path, key).unwrap();
     path
 }
 

@@ -615,17 +615,25 @@ fn redis_command(dir: &Path, addr: &str, options: &RedisOptions) -> Command {
     command
 }
 
-/// Runs `openssl` with `args` in `dir`; fails the test if it fails.
-pub fn openssl_in(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
+/// Runs `command` to its end and returns what it printed; fails the test, with `what` and
+/// the command's stderr, if it cannot run or fails.
+pub fn run_checked(command: &mut Command, what: &str) -> String {
+    let out = command
         .output()
-        .expect("openssl runs");
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
     assert!(
         out.status.success(),
-        "openssl {args:?}: {}",
+        "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs `openssl` with `args` in `dir`; fails the test if it fails.
+pub fn openssl_in(dir: &Path, args: &[&str]) {
+    run_checked(
+        Command::new("openssl").args(args).current_dir(dir),
+        &format!("openssl {args:?}"),
     );
 }
 

@@ -93,16 +93,10 @@ fn hello_with_new_description(dir: &Path) -> String {
 }
 
 fn skopeo(args: &[&str]) -> String {
-    let out = Command::new("skopeo")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run skopeo (./dev test installs it): {e}"));
-    assert!(
-        out.status.success(),
-        "skopeo {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    run_checked(
+        Command::new("skopeo").args(args),
+        &format!("skopeo {args:?} (./dev test installs it)"),
+    )
 }
 
 fn greet(server: &mut Server) -> String {
