@@ -69,3 +69,14 @@ pub mod shutdown;
 pub mod sources;
 pub mod telemetry;
 pub mod transport;
+
+/// Installs rustls's process-wide crypto provider (ring, already in the tree through
+/// wasmtime-wasi-http). `main` calls it first thing, for every subcommand: without one, the
+/// first TLS connection of a client that relies on the default (registries, the identity
+/// provider, OTLP, Redis) panics. Plugins' HTTPS passes its provider explicitly and needs none.
+/// The library paths that make TLS connections call it too, for embedders and unit tests; it
+/// does nothing once a provider is in place.
+pub fn install_crypto_provider() {
+    // Err only when one is installed already, which is what we want.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

@@ -202,6 +202,7 @@ struct CacheArgs {
 }
 
 fn main() -> ExitCode {
+    palisade::install_crypto_provider();
     let cli = Cli::parse();
     // The commands that talk to a person (add, update, ...) print what matters themselves;
     // their logs would only bury the question they ask.

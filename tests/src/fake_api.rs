@@ -1,10 +1,15 @@
 //! A web API on loopback for the plugins that call one (fetch, github, weather, the SDKs' HTTP
-//! clients): each test says how it answers, and reads back what it was sent.
+//! clients): each test says how it answers, and reads back what it was sent. Over plain HTTP, or
+//! over TLS (rustls) with a certificate the test made.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A request the API received.
 #[derive(Debug, Clone)]
@@ -127,40 +132,103 @@ type Route = dyn Fn(&Seen) -> Reply + Send + Sync;
 /// The API: a thread per connection, one request per connection.
 pub struct FakeApi {
     port: u16,
+    scheme: &'static str,
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// TLS handshakes that failed, with rustls's reason (a client that did not trust us).
+    handshake_failures: Arc<Mutex<Vec<String>>>,
 }
 
 impl FakeApi {
     /// Starts the API on 127.0.0.1; `route` answers each request. It lives as long as the test
     /// process.
     pub fn start(route: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> FakeApi {
+        FakeApi::listen(None, Arc::new(route))
+    }
+
+    /// [`FakeApi::start`] over HTTPS, with the certificate and key of PEM files `cert` and `key`
+    /// (see `loopback_tls_certificate`).
+    pub fn start_tls(
+        cert: &Path,
+        key: &Path,
+        route: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
+    ) -> FakeApi {
+        let chain = CertificateDer::pem_file_iter(cert)
+            .expect("read the certificate")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("a PEM certificate");
+        let key = PrivateKeyDer::from_pem_file(key).expect("a PEM private key");
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring's protocol versions")
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .expect("a usable certificate and key");
+        FakeApi::listen(Some(Arc::new(config)), Arc::new(route))
+    }
+
+    fn listen(tls: Option<Arc<rustls::ServerConfig>>, route: Arc<Route>) -> FakeApi {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().expect("local address").port();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let route: Arc<Route> = Arc::new(route);
-        let log = seen.clone();
+        let handshake_failures = Arc::new(Mutex::new(Vec::new()));
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let (log, failures) = (seen.clone(), handshake_failures.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let (route, log) = (route.clone(), log.clone());
-                std::thread::spawn(move || serve(stream, &*route, &log));
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+                let (route, log, tls) = (route.clone(), log.clone(), tls.clone());
+                let failures = failures.clone();
+                std::thread::spawn(move || match tls {
+                    None => {
+                        serve(stream, &*route, &log);
+                    }
+                    Some(config) => {
+                        let Ok(connection) = rustls::ServerConnection::new(config) else {
+                            return;
+                        };
+                        let mut tls = rustls::StreamOwned::new(connection, stream);
+                        while tls.conn.is_handshaking() {
+                            if let Err(e) = tls.conn.complete_io(&mut tls.sock) {
+                                failures.lock().unwrap().push(e.to_string());
+                                return;
+                            }
+                        }
+                        let tls = serve(tls, &*route, &log);
+                        if let Some(mut tls) = tls {
+                            tls.conn.send_close_notify();
+                            let _ = tls.flush();
+                        }
+                    }
+                });
             }
         });
-        FakeApi { port, seen }
+        FakeApi {
+            port,
+            scheme,
+            seen,
+            handshake_failures,
+        }
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// `http://127.0.0.1:PORT` followed by `path`.
+    /// `http://127.0.0.1:PORT` (or `https://`) followed by `path`.
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
+        format!("{}://127.0.0.1:{}{path}", self.scheme, self.port)
     }
 
     /// The `network` grant for this API.
     pub fn grant(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("{}://127.0.0.1:{}", self.scheme, self.port)
+    }
+
+    /// Why TLS handshakes failed so far (a client that refused the certificate).
+    pub fn handshake_failures(&self) -> Vec<String> {
+        self.handshake_failures.lock().unwrap().clone()
     }
 
     /// Every request received so far.
@@ -174,19 +242,14 @@ impl FakeApi {
     }
 }
 
-fn serve(stream: TcpStream, route: &Route, log: &Mutex<Vec<Seen>>) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let Some(seen) = read_request(&mut reader) else {
-        return;
-    };
+/// Answers one request on `stream`; gives the stream back once answered.
+fn serve<S: Read + Write>(stream: S, route: &Route, log: &Mutex<Vec<Seen>>) -> Option<S> {
+    let mut reader = BufReader::new(stream);
+    let seen = read_request(&mut reader)?;
     log.lock().unwrap().push(seen.clone());
     let reply = route(&seen);
     std::thread::sleep(reply.delay);
-    let mut out = stream;
+    let out = reader.get_mut();
     let mut head = format!("HTTP/1.1 {} X\r\n", reply.status);
     for (name, value) in &reply.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -198,9 +261,10 @@ fn serve(stream: TcpStream, route: &Route, log: &Mutex<Vec<Seen>>) {
     let _ = out.write_all(head.as_bytes());
     let _ = out.write_all(&reply.body);
     let _ = out.flush();
+    Some(reader.into_inner())
 }
 
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
+fn read_request(reader: &mut impl BufRead) -> Option<Seen> {
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
     let mut parts = line.split_whitespace();
@@ -240,7 +304,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
     })
 }
 
-fn read_chunked(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
+fn read_chunked(reader: &mut impl BufRead) -> Option<Vec<u8>> {
     let mut body = Vec::new();
     loop {
         let mut size = String::new();

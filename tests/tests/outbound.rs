@@ -88,6 +88,129 @@ fn rust_sdk_sends_json_headers_and_a_bearer_secret_and_reads_json() {
     assert_eq!(seen.body_json(), json!({ "a": 1 }));
 }
 
+/// An HTTPS API on loopback answering `/hello`, and the PEM file of the authority that issued
+/// its certificate (made in `dir`).
+fn tls_api(dir: &Path) -> (FakeApi, std::path::PathBuf) {
+    let (ca, cert, key) = loopback_tls_certificate(dir);
+    let api = FakeApi::start_tls(&cert, &key, |seen| match seen.route() {
+        "/hello" => Reply::text("hi over TLS"),
+        _ => Reply::not_found(),
+    });
+    (api, ca)
+}
+
+/// `[plugins.NAME]` of component `plugin`, granted `api` and trusting `ca` when given.
+fn plugin_section(name: &str, plugin: &str, api: &FakeApi, ca: Option<&Path>) -> String {
+    let ca = ca.map_or(String::new(), |ca| {
+        format!("ca_file = {}\n", toml_str(&path_str(ca)))
+    });
+    format!(
+        "[plugins.{name}]\npath = {}\nnetwork = [{:?}]\n{ca}\n",
+        toml_str(&plugin_arg(plugin)),
+        api.grant()
+    )
+}
+
+/// Plugins' HTTPS: a Rust SDK plugin, the `fetch` example and a generic component reach an API
+/// whose certificate a test authority issued once the operator trusts that authority (per
+/// plugin, or for all with `[server] ca_file`); without it the call fails at once with the
+/// host and the reason. (The Python and JavaScript SDKs are in their own tests below.)
+#[test]
+fn https_trusts_the_operators_authority_and_says_why_it_does_not_trust_others() {
+    let dir = tempdir();
+    let (ca, cert, key) = loopback_tls_certificate(dir.path());
+    let api = FakeApi::start_tls(&cert, &key, |seen| match seen.route() {
+        "/hello" => Reply::text("hi over TLS"),
+        "/page" => Reply::html("<html><body><h1>Secure</h1><p>over <b>TLS</b></p></body></html>"),
+        _ => Reply::not_found(),
+    });
+    let mut sections = plugin_section("rs", "http-client", &api, Some(&ca));
+    sections += &plugin_section("fetch", "fetch", &api, Some(&ca));
+    sections += &plugin_section("svc", "generic-service", &api, Some(&ca));
+    sections += &format!("[plugins.svc.config]\napi-url = {:?}\n\n", api.url(""));
+    sections += &plugin_section("untrusting", "http-client", &api, None);
+    let config = config_file(dir.path(), &sections);
+    let mut s = Server::builder()
+        .args(["--no-watch", "--config", &path_str(&config)])
+        .start();
+    s.initialize(LATEST_VERSION);
+    s.wait_ready();
+
+    let result = s.call_tool("rs_request", json!({ "url": api.url("/hello") }));
+    let answer = structured(&result);
+    assert_eq!(
+        (answer["status"].as_u64(), answer["body"].as_str()),
+        (Some(200), Some("hi over TLS"))
+    );
+    let text = ok_text(&s.call_tool("fetch_fetch", json!({ "url": api.url("/page") })));
+    assert!(
+        text.contains("# Secure") && text.contains("**TLS**"),
+        "{text}"
+    );
+    let text = ok_text(&s.call_tool("svc_fetch", json!({ "path": "/hello" })));
+    assert_eq!(text, "200 hi over TLS");
+
+    let started = Instant::now();
+    let result = s.call_tool("untrusting_request", json!({ "url": api.url("/hello") }));
+    let text = error_text(&result, "its certificate is not trusted");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(text.contains(&api.grant()), "names the host: {text}");
+    assert!(
+        text.contains("not trust") && text.contains("ca_file"),
+        "{text}"
+    );
+    assert!(
+        !api.handshake_failures().is_empty(),
+        "the handshake was refused"
+    );
+    let requests = api.seen().len();
+    assert_eq!(
+        requests,
+        3,
+        "the untrusting plugin sent nothing: {:?}",
+        api.seen()
+    );
+    assert!(!s.stderr().contains("panicked"), "{}", s.stderr());
+    drop(s);
+
+    // `[server] ca_file` is every plugin's.
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[server]\nca_file = {}\n\n{}",
+            toml_str(&path_str(&ca)),
+            plugin_section("untrusting", "http-client", &api, None)
+        ),
+    );
+    let mut s = Server::builder()
+        .args(["--no-watch", "--config", &path_str(&config)])
+        .start();
+    s.initialize(LATEST_VERSION);
+    let result = s.call_tool("untrusting_request", json!({ "url": api.url("/hello") }));
+    assert_eq!(structured(&result)["body"], "hi over TLS");
+
+    // A file that holds no certificate is refused before serving, naming the field.
+    let bogus = dir.path().join("bogus.pem");
+    std::fs::write(&bogus, "not a certificate\n").unwrap();
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[server]\nca_file = {}\n\n{}",
+            toml_str(&path_str(&bogus)),
+            plugin_section("untrusting", "http-client", &api, None)
+        ),
+    );
+    let out = assert_serve_refused(
+        &["--no-watch", "--config", &path_str(&config)],
+        "[server] ca_file",
+    );
+    assert!(out.stderr.contains("bogus.pem"), "{out}");
+}
+
 #[test]
 fn redirects_are_followed_checked_at_every_hop_and_drop_credentials_across_hosts() {
     let other = FakeApi::start(|seen| match seen.route() {
@@ -519,8 +642,20 @@ fn python_requests_style_and_urllib_go_through_the_grant() {
     });
     let ungranted = FakeApi::start(|_| Reply::text("must not be reached"));
     let dir = tempdir();
-    let section = with_token(&network(&[&api]));
+    let (tls_api, ca) = tls_api(dir.path());
+    let section = with_token(&format!(
+        "{}\nca_file = {}",
+        network(&[&api, &tls_api]),
+        toml_str(&path_str(&ca))
+    ));
     let mut s = serve(dir.path(), "http-py", &section);
+    let result = s.call_tool("net_get", json!({ "url": tls_api.url("/hello") }));
+    assert_eq!(
+        result["structuredContent"]["text"], "hi over TLS",
+        "{result}"
+    );
+    let text = ok_text(&s.call_tool("net_urlopen", json!({ "url": tls_api.url("/hello") })));
+    assert_eq!(text, "200 text/plain; charset=utf-8 hi over TLS");
 
     let result = s.call_tool("net_get", json!({ "url": api.url("/hello") }));
     assert_eq!(
@@ -591,8 +726,15 @@ fn javascript_fetch_reaches_granted_hosts_with_secrets_and_abort_timeouts() {
     });
     let ungranted = FakeApi::start(|_| Reply::text("must not be reached"));
     let dir = tempdir();
-    let section = with_token(&network(&[&api]));
+    let (tls_api, ca) = tls_api(dir.path());
+    let section = with_token(&format!(
+        "{}\nca_file = {}",
+        network(&[&api, &tls_api]),
+        toml_str(&path_str(&ca))
+    ));
     let mut s = serve(dir.path(), "http-js", &section);
+    let text = ok_text(&s.call_tool("net_get", json!({ "url": tls_api.url("/hello") })));
+    assert_eq!(text, "200 text/plain; charset=utf-8 hi over TLS");
 
     let text = ok_text(&s.call_tool(
         "net_get",

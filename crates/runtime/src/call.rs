@@ -51,24 +51,43 @@ pub struct CallStats {
     /// What the plugin reached for and was refused (a host, an environment variable), with why,
     /// so the client learns it even when the plugin's own error does not say.
     pub denied: std::sync::Mutex<Vec<String>>,
+    /// Requests the plugin was allowed to make that failed on the way (a certificate not
+    /// trusted, a host that did not answer), with why: the plugin sees only an error code.
+    pub unreachable: std::sync::Mutex<Vec<String>>,
 }
 
 impl CallStats {
     /// Notes that the plugin was refused `what`; the first few are kept.
     pub fn note_denied(&self, what: String) {
-        let mut denied = self.denied.lock().unwrap_or_else(|e| e.into_inner());
-        if denied.len() < 8 && !denied.contains(&what) {
-            denied.push(what);
-        }
+        note(&self.denied, what);
+    }
+
+    /// Notes that a granted request failed on the way, and why; the first few are kept.
+    pub fn note_unreachable(&self, why: String) {
+        note(&self.unreachable, why);
+    }
+
+    /// Granted requests that failed during the call, and why.
+    pub fn unreachable(&self) -> Vec<String> {
+        noted(&self.unreachable)
     }
 
     /// What the plugin was refused during the call.
     pub fn denied(&self) -> Vec<String> {
-        self.denied
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        noted(&self.denied)
     }
+}
+
+/// Adds `what` to `list` unless it is there or the list holds its first few already.
+fn note(list: &std::sync::Mutex<Vec<String>>, what: String) {
+    let mut list = list.lock().unwrap_or_else(|e| e.into_inner());
+    if list.len() < 8 && !list.contains(&what) {
+        list.push(what);
+    }
+}
+
+fn noted(list: &std::sync::Mutex<Vec<String>>) -> Vec<String> {
+    list.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// Answers to `ask`, by key, in the order asked.

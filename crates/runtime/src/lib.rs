@@ -59,6 +59,7 @@ mod limits;
 mod link;
 mod load_error;
 mod network;
+mod outbound;
 mod output;
 mod plugin;
 pub mod private_dir;
@@ -68,6 +69,7 @@ mod secrets;
 mod shared_limits;
 mod spec;
 mod store;
+mod tls;
 mod wasi_config;
 mod wasi_guard;
 pub mod wasmcp;
@@ -92,6 +94,7 @@ pub use spec::{
     AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, Reuse, RootsAccess,
     RootsAt,
 };
+pub use tls::{MAX_CA_FILE_BYTES, TlsTrust, TrustError};
 
 use std::sync::Arc;
 

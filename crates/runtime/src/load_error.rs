@@ -61,6 +61,14 @@ pub enum LoadError {
         /// What the compiler or the cache said.
         source: Cause,
     },
+    /// A `ca_file` its HTTPS should trust cannot be used.
+    #[error("plugin `{plugin}`: {source}")]
+    Trust {
+        /// The plugin's name.
+        plugin: String,
+        /// What is wrong with the file.
+        source: crate::TrustError,
+    },
     /// Its imports cannot be linked to what the host provides.
     #[error("plugin `{plugin}`: cannot link its imports")]
     Link {

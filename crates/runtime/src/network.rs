@@ -1,15 +1,19 @@
 //! Outgoing HTTP for plugins (`wasi:http`), only to the hosts their configuration lists.
 //!
 //! Raw sockets and name lookup stay denied (see `sandbox::wasi_context`); this is the only way out.
+//! A request let out is carried by `outbound.rs`.
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use http::{Request, Response, uri::Scheme};
+use tokio::time::Instant;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use crate::grant_ask::{CallAsks, Capability, NOT_GRANTED};
 use crate::host_pattern::is_local_address;
+use crate::outbound::{self, Destination, Failure};
+use crate::tls::TlsTrust;
 use crate::{CallStats, HostPattern, Redactor};
 
 /// Decides, for one call of one plugin, whether a request may leave the sandbox.
@@ -21,6 +25,8 @@ pub struct NetworkPolicy {
     stats: Arc<CallStats>,
     /// Hides the plugin's secrets in what is said about its requests.
     redactor: Redactor,
+    /// Whom its HTTPS trusts.
+    trust: TlsTrust,
 }
 
 /// Why a request has no configured grant.
@@ -37,6 +43,7 @@ impl NetworkPolicy {
         asks: Arc<CallAsks>,
         stats: Arc<CallStats>,
         redactor: Redactor,
+        trust: TlsTrust,
     ) -> NetworkPolicy {
         NetworkPolicy {
             plugin,
@@ -44,6 +51,7 @@ impl NetworkPolicy {
             asks,
             stats,
             redactor,
+            trust,
         }
     }
 
@@ -141,59 +149,67 @@ impl WasiHttpHooks for NetworkPolicy {
                 >,
             > + Send,
     > {
+        // Only the guest's own request body reports through `fut`; nothing here waits on it.
+        drop(fut);
         let grant = self.grant_for(request.uri()).cloned();
         let plugin = self.plugin.clone();
         let (asks, stats) = (self.asks.clone(), self.stats.clone());
+        let (trust, redactor) = (self.trust.clone(), self.redactor.clone());
         Box::new(async move {
             let grant = match grant {
                 Ok(grant) => grant,
                 Err(missing) => asked_grant(&asks, &stats, &plugin, missing).await?,
             };
-            let mut request = request;
-            if !grant.names_local_address() {
-                let checked = public_address(request.uri(), &plugin).await?;
-                pin_address(&mut request, checked)?;
-            }
-            let plain_hooks: &mut dyn WasiHttpHooks = Default::default();
-            Box::into_pin(plain_hooks.send_request(request, options, fut)).await
+            // Read after any question about the grant: the time it took is not the call's.
+            let deadline = Instant::from_std(asks.clock().deadline());
+            let uri = request.uri();
+            let tls = uri.scheme() == Some(&Scheme::HTTPS);
+            let host = uri.host().unwrap_or_default();
+            let host = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string();
+            let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+            let addresses = if grant.names_local_address() {
+                Vec::new()
+            } else {
+                public_addresses(&host, port, &plugin, deadline).await?
+            };
+            let to = Destination {
+                host,
+                port,
+                tls,
+                addresses,
+            };
+            outbound::send(request, to, options, &trust, deadline)
+                .await
+                .map_err(|Failure { error, why }| {
+                    if let Some(why) = why {
+                        let why = redactor.redact(&why).into_owned();
+                        tracing::warn!(plugin = &*plugin, "network request failed: {why}");
+                        stats.note_unreachable(why);
+                    }
+                    error
+                })
         })
     }
 }
 
-/// Makes a plain-HTTP request connect to the address that was checked, not to whatever a second
-/// DNS lookup returns (DNS rebinding); the `Host` header keeps the name. HTTPS is left to resolve
-/// again: its certificate must match the granted name, which a server on the operator's network
-/// rebound to cannot present.
-fn pin_address<B>(request: &mut Request<B>, ip: IpAddr) -> Result<(), Error> {
-    if request.uri().scheme() != Some(&Scheme::HTTP) {
-        return Ok(());
-    }
-    let port = request.uri().port_u16().unwrap_or(80);
-    let authority = match ip {
-        IpAddr::V4(v4) => format!("{v4}:{port}"),
-        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
-    };
-    let mut parts = request.uri().clone().into_parts();
-    parts.authority = Some(
-        authority
-            .parse()
-            .map_err(|_| Error::HttpRequestUriInvalid)?,
-    );
-    *request.uri_mut() = http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
-    Ok(())
-}
-
-/// The address to connect to for a granted name, refusing it when any address it resolves to is a
-/// loopback or private one, so a wildcard grant or a hostile DNS answer cannot reach the
-/// operator's own network.
-async fn public_address(uri: &http::Uri, plugin: &str) -> Result<IpAddr, Error> {
-    let host = uri.host().unwrap_or_default();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let port = uri.port_u16().unwrap_or(443);
+/// The addresses to connect to for a granted name (connections go to these, not to whatever a
+/// second lookup returns: DNS rebinding), refusing the name when any address it resolves to is
+/// a loopback or private one, so a wildcard grant or a hostile DNS answer cannot reach the
+/// operator's own network. HTTPS still checks the certificate against the name.
+async fn public_addresses(
+    host: &str,
+    port: u16,
+    plugin: &str,
+    deadline: Instant,
+) -> Result<Vec<IpAddr>, Error> {
     let addresses: Vec<IpAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![ip],
-        Err(_) => tokio::net::lookup_host((host, port))
+        Err(_) => tokio::time::timeout_at(deadline, tokio::net::lookup_host((host, port)))
             .await
+            .map_err(|_| Error::DnsTimeout)?
             .map_err(|e| Error::DnsError {
                 rcode: Some(e.to_string()),
                 info_code: None,
@@ -209,38 +225,8 @@ async fn public_address(uri: &http::Uri, plugin: &str) -> Result<IpAddr, Error> 
         );
         return Err(Error::DestinationIpProhibited);
     }
-    addresses.first().copied().ok_or(Error::DestinationNotFound)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plain_http_connects_to_the_checked_address_and_keeps_the_name() {
-        let mut request = Request::builder()
-            .uri("http://api.example.com:8080/v1?q=1")
-            .header("host", "api.example.com:8080")
-            .body(())
-            .unwrap();
-        pin_address(&mut request, "93.184.216.34".parse().unwrap()).unwrap();
-        assert_eq!(request.uri(), "http://93.184.216.34:8080/v1?q=1");
-        assert_eq!(request.headers()["host"], "api.example.com:8080");
-        let mut v6 = Request::builder()
-            .uri("http://api.example.com/")
-            .body(())
-            .unwrap();
-        pin_address(&mut v6, "2606:2800:220:1::1".parse().unwrap()).unwrap();
-        assert_eq!(v6.uri(), "http://[2606:2800:220:1::1]:80/");
+    if addresses.is_empty() {
+        return Err(Error::DestinationNotFound);
     }
-
-    #[test]
-    fn https_keeps_its_name_for_the_certificate_check() {
-        let mut request = Request::builder()
-            .uri("https://api.example.com/")
-            .body(())
-            .unwrap();
-        pin_address(&mut request, "93.184.216.34".parse().unwrap()).unwrap();
-        assert_eq!(request.uri(), "https://api.example.com/");
-    }
+    Ok(addresses)
 }

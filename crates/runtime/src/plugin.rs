@@ -29,6 +29,7 @@ use super::reuse::{KeptInstances, Live};
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use super::secrets::Redactor;
 use super::store::{Sandbox, StoreState};
+use super::tls::TlsTrust;
 use super::wasmcp::{self, Wasmcp};
 use crate::{LoadError, PluginSpec, Reuse, RootsAccess};
 use tokio::sync::{OwnedSemaphorePermit, TryAcquireError};
@@ -296,6 +297,10 @@ impl Plugin {
             secrets: spec.secrets.clone(),
             redactor: Redactor::new(&spec.secrets),
             network: spec.network.clone().into(),
+            tls: TlsTrust::with_ca_files(&spec.ca_files).map_err(|source| LoadError::Trust {
+                plugin: spec.name.clone(),
+                source,
+            })?,
             hidden: Arc::new([runtime.cache.dir().to_path_buf()]),
         });
         let gate = runtime.gates.for_plugin(&name, &spec.limits);

@@ -159,6 +159,8 @@ pub struct Grants {
     pub redactor: Redactor,
     /// Hosts it may reach over `wasi:http`.
     pub network: Arc<[HostPattern]>,
+    /// Whom its HTTPS trusts.
+    pub tls: crate::TlsTrust,
     /// Host directories no plugin may reach whatever its grants (the compile cache): a root that
     /// holds one, or lies inside one, is not mapped.
     pub hidden: Arc<[PathBuf]>,

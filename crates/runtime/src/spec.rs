@@ -129,6 +129,9 @@ pub struct PluginSpec {
     pub http_handler: bool,
     /// The hosts the plugin may reach over `wasi:http`.
     pub network: Vec<HostPattern>,
+    /// PEM files of certificate authorities its HTTPS trusts besides the bundled set (the
+    /// server's `ca_file`, then its own).
+    pub ca_files: Vec<PathBuf>,
     /// The SHA-256 the component must have, when the operator pinned it.
     pub sha256: Option<[u8; 32]>,
     /// Whether the user is asked, during a call, for a host or environment variable the plugin
@@ -154,6 +157,7 @@ impl PluginSpec {
             keyvalue: None,
             http_handler: false,
             network: Vec::new(),
+            ca_files: Vec::new(),
             sha256: None,
             ask: false,
             reuse: Reuse::Never,

@@ -146,6 +146,7 @@ fn call_policies(
         asks.clone(),
         call.stats.clone(),
         grants.redactor.clone(),
+        grants.tls.clone(),
     );
     (asks, network)
 }

@@ -214,6 +214,9 @@ pub struct ServerSection {
     pub request_state_ttl_s: Option<u64>,
     /// The default of every plugin's `ask` (default false).
     pub ask: Option<bool>,
+    /// A PEM file of certificate authorities every plugin's HTTPS trusts besides the bundled
+    /// (Mozilla) set, relative to this file: a private API's, or a proxy's that re-signs traffic.
+    pub ca_file: Option<PathBuf>,
     /// Seconds calls in flight may take to finish after SIGTERM before the server exits
     /// (default 30).
     pub shutdown_grace_s: Option<u64>,
@@ -290,6 +293,9 @@ pub struct PluginSection {
     /// Hosts the plugin may reach over `wasi:http` (see [`HostPattern`](crate::runtime::HostPattern)).
     #[serde(default)]
     pub network: Vec<String>,
+    /// A PEM file of certificate authorities this plugin's HTTPS trusts besides the bundled set
+    /// and `[server] ca_file`, relative to this file.
+    pub ca_file: Option<PathBuf>,
     /// Per-tool settings, by the plugin's own tool name.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolSection>,

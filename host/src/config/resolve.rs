@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::file::*;
 use super::model::*;
 use super::{ConfigError, HostPattern, InvalidValue, access, parse_sha256};
-use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES, Reuse, SecretGrant, SecretValue};
+use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES, Reuse, SecretGrant, SecretValue, TlsTrust};
 use access::{AccessConfig, Scope};
 
 /// `host-paths` or `/roots`, as `--roots-at` takes them.
@@ -102,12 +102,25 @@ impl Config {
             base,
         )
         .map_err(|why| ConfigError(format!("{}: [sources] verify: {why}", path.display())))?;
-        let global_root = file.sources.trusted_root.clone();
-        let ask = file.server.ask.unwrap_or(false);
+        let server_ca = file.server.ca_file.as_ref().map(|f| base.join(f));
+        if let Some(ca) = &server_ca {
+            TlsTrust::with_ca_files(std::slice::from_ref(ca)).map_err(|why| {
+                ConfigError(format!(
+                    "{}: [server] ca_file: {why}\nhow to fix: name a PEM file of the certificate \
+                     authority plugins' HTTPS should trust (relative paths start at the \
+                     configuration file)",
+                    path.display()
+                ))
+            })?;
+        }
+        let defaults = PluginDefaults {
+            trusted_root: file.sources.trusted_root.as_deref(),
+            ask: file.server.ask.unwrap_or(false),
+            ca_file: server_ca.as_deref(),
+        };
         let mut plugins = Vec::new();
         for (name, section) in file.plugins {
-            let mut plugin =
-                resolve_plugin(name, section, path, base, &at, global_root.as_deref(), ask)?;
+            let mut plugin = resolve_plugin(name, section, path, base, &at, &defaults)?;
             if plugin.source.is_some() && plugin.verify.is_none() {
                 plugin.verify = global_verify.clone();
             }
@@ -260,6 +273,16 @@ fn resolve_http(http_section: &HttpSection, path: &Path) -> Result<HttpConfig, C
     Ok(http)
 }
 
+/// What `[server]` and `[sources]` set for every plugin that does not set its own.
+struct PluginDefaults<'a> {
+    /// `[sources] trusted_root`.
+    trusted_root: Option<&'a Path>,
+    /// `[server] ask`.
+    ask: bool,
+    /// `[server] ca_file`, resolved and checked: trusted by every plugin, besides its own.
+    ca_file: Option<&'a Path>,
+}
+
 /// `[plugins.NAME]` checked, with paths resolved against `base`; `at` names a field in errors.
 fn resolve_plugin(
     name: String,
@@ -267,8 +290,7 @@ fn resolve_plugin(
     path: &Path,
     base: &Path,
     at: &dyn Fn(&str, &str) -> String,
-    global_root: Option<&Path>,
-    global_ask: bool,
+    defaults: &PluginDefaults<'_>,
 ) -> Result<PluginConfig, ConfigError> {
     check_plugin_name(&name)
         .map_err(|why| ConfigError(format!("{}: [plugins.{name}]: {why}", path.display())))?;
@@ -364,6 +386,22 @@ how to fix: keep one of the two",
                 at(&name, "network")
             ))
         })?;
+    let mut ca_files: Vec<PathBuf> = defaults
+        .ca_file
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
+    if let Some(own) = &section.ca_file {
+        let own = base.join(own);
+        TlsTrust::with_ca_files(std::slice::from_ref(&own)).map_err(|why| {
+            ConfigError(format!(
+                "{} {why}\nhow to fix: name a PEM file of the certificate authority this \
+                 plugin's HTTPS should trust (relative paths start at the configuration file)",
+                at(&name, "ca_file")
+            ))
+        })?;
+        ca_files.push(own);
+    }
     let tools = section
         .tools
         .into_iter()
@@ -418,7 +456,7 @@ how to fix: keep one of the two",
     };
     let verify = resolve_verify(
         section.verify,
-        section.trusted_root.as_deref().or(global_root),
+        section.trusted_root.as_deref().or(defaults.trusted_root),
         base,
     )
     .map_err(|why| ConfigError(format!("{} {why}", at(&name, "verify"))))?;
@@ -443,8 +481,9 @@ how to fix: keep one of the two",
             config,
             secrets,
             network,
+            ca_files,
             sha256,
-            ask: section.ask.unwrap_or(global_ask),
+            ask: section.ask.unwrap_or(defaults.ask),
             links: Vec::new(),
             keyvalue,
             http_handler: section.http_handler,

@@ -2,12 +2,15 @@
 //! request of ours, a batch, or nothing valid), where it goes (the session's own lifecycle, the
 //! handlers, or the stateless revision), and the reply the transport frames.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures_util::FutureExt as _;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::handlers::{self, SESSION_METHODS};
+use super::incident;
 use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
 use super::session::{Session, Waiter, in_flight};
 use super::stateless::meta::{self, RequestMeta};
@@ -261,7 +264,16 @@ impl Session {
         Accepted::Later(
             reply_id,
             Box::pin(async move {
-                let work = work(id.clone(), cancelled.clone());
+                // A panic anywhere in the work (the host's code, a library's) is answered as an
+                // internal error, never with silence; what the work held is dropped as it
+                // unwinds.
+                let work = AssertUnwindSafe(work(id.clone(), cancelled.clone()))
+                    .catch_unwind()
+                    .map(|outcome| {
+                        outcome.unwrap_or_else(|payload| {
+                            Err(incident::panicked("a request", &*payload))
+                        })
+                    });
                 tokio::pin!(work);
                 let outcome = tokio::select! {
                     // Cancellation first: work that ends because it was cancelled (a subscription)
@@ -394,6 +406,37 @@ mod tests {
         let answer = reply.await.expect("answered");
         assert_eq!(answer["id"], 7);
         assert_eq!(answer["result"]["tools"], json!([]));
+    }
+
+    #[tokio::test]
+    async fn a_panic_while_serving_a_request_is_answered_with_an_incident_id() {
+        let (session, _) = new_session();
+        let panicking = |_: Value, _: CancellationToken| -> Work {
+            Box::pin(async {
+                tokio::task::yield_now().await;
+                panic!("on purpose, in a test")
+            })
+        };
+        let Accepted::Later(_, reply) = session.in_flight_reply(json!(9), panicking) else {
+            panic!("the work is for later");
+        };
+        let answer = tokio::spawn(reply)
+            .await
+            .expect("the task itself ends")
+            .expect("answered");
+        assert_eq!(answer["id"], 9, "{answer}");
+        assert_eq!(answer["error"]["code"], jsonrpc::INTERNAL_ERROR, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("(incident "), "{message}");
+        assert!(
+            !message.contains("on purpose"),
+            "the panic's text is the operator's: {message}"
+        );
+        // The request ended: its id is free again.
+        assert!(matches!(
+            session.in_flight_reply(json!(9), panicking),
+            Accepted::Later(..)
+        ));
     }
 
     #[tokio::test]

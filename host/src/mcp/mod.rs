@@ -4,6 +4,7 @@ pub mod cluster_events;
 mod coalesce;
 pub mod grant_questions;
 mod handlers;
+pub mod incident;
 mod intake;
 pub mod jsonrpc;
 mod lists;

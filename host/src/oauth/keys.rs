@@ -82,7 +82,7 @@ struct Metadata {
 impl KeyCache {
     /// An empty cache for `issuer`'s keys.
     pub fn new(issuer: &str) -> Result<KeyCache> {
-        crate::sources::install_crypto();
+        crate::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(REQUEST_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)

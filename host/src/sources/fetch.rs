@@ -58,7 +58,7 @@ pub struct Fetcher {
 impl Fetcher {
     /// A fetcher with `settings`; `progress` prints what it does to stderr.
     pub fn new(settings: &SourcesConfig, progress: bool) -> Result<Fetcher> {
-        install_crypto();
+        crate::install_crypto_provider();
         Ok(Fetcher {
             settings: settings.clone(),
             http: tokio::sync::OnceCell::new(),
@@ -489,13 +489,6 @@ fn same_host_redirects(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redi
     } else {
         attempt.follow()
     }
-}
-
-/// rustls needs one process-wide crypto provider; ring is already in the tree (wasmtime-wasi-http).
-/// Every HTTPS client of the server (sources, the OAuth provider) calls this first.
-pub fn install_crypto() {
-    // Err only when one is installed already, which is what we want.
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Collects a blob in memory, failing once it passes the size cap: the layer's declared size is

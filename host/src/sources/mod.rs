@@ -20,7 +20,6 @@ pub mod store;
 mod unpack;
 pub mod verify;
 
-pub use fetch::install_crypto;
 pub use lock::{Lock, Locked};
 pub use settings::{RegistryLogin, SourcesConfig};
 pub use source::{InvalidSource, Source};

@@ -52,7 +52,7 @@ impl Tracing {
         if config.otlp_endpoint.is_none() && from_env.is_none() {
             return Ok(None);
         }
-        crate::sources::install_crypto();
+        crate::install_crypto_provider();
         let mut exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
         if let Some(endpoint) = &config.otlp_endpoint {
             use opentelemetry_otlp::WithExportConfig as _;

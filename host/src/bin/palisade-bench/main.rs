@@ -62,6 +62,7 @@ struct ServeArgs {
 }
 
 fn main() -> Result<()> {
+    palisade::install_crypto_provider();
     let cli = Cli::parse();
     match cli.command {
         Some(Benchmark::Languages(args)) => languages::run(args),

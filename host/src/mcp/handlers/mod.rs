@@ -459,28 +459,8 @@ fn rpc_error(error: CallError, what: &str) -> RpcError {
                 None => error,
             }
         }
-        CallError::Host(e) => {
-            // The chain names host paths and internals: the operator's log has it, the client
-            // gets an id to quote.
-            let incident = incident_id();
-            tracing::error!(what, incident, "host failure: {e:#}");
-            RpcError::new(
-                INTERNAL_ERROR,
-                format!(
-                    "the server failed to run this (incident {incident}; the operator finds the \
-                     cause in the server's log)"
-                ),
-            )
-        }
+        // The chain names host paths and internals: the operator's log has it, the client
+        // gets an id to quote.
+        CallError::Host(e) => super::incident::host_failure(what, &format_args!("{e:#}")),
     }
-}
-
-/// A short random id tying an error the client sees to the log line that explains it.
-fn incident_id() -> String {
-    let mut bytes = [0u8; 6];
-    if getrandom::fill(&mut bytes).is_err() {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        return format!("n{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    }
-    hex::encode(bytes)
 }

@@ -147,14 +147,21 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
 }
 
 /// Adds to a failed call's result what the sandbox refused it (a host, an environment
-/// variable) and how to grant it: the plugin's own error may not say.
+/// variable) and how to grant it, and why a granted request failed on the way (a certificate
+/// not trusted): the plugin's own error may not say.
 fn say_what_was_denied(answer: &mut Value, stats: &CallStats) {
-    let denied = stats.denied();
-    if denied.is_empty() {
+    let said = [
+        ("Palisade refused this call", stats.denied()),
+        (
+            "Palisade could not complete a request of this call",
+            stats.unreachable(),
+        ),
+    ];
+    let Some(content) = answer.get_mut("content").and_then(Value::as_array_mut) else {
         return;
-    }
-    let text = format!("Palisade refused this call: {}", denied.join("; "));
-    if let Some(content) = answer.get_mut("content").and_then(Value::as_array_mut) {
+    };
+    for (what, notes) in said.into_iter().filter(|(_, notes)| !notes.is_empty()) {
+        let text = format!("{what}: {}", notes.join("; "));
         content.push(serde_json::json!({ "type": "text", "text": text }));
     }
 }

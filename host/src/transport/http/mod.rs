@@ -32,6 +32,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header}
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
@@ -186,7 +187,18 @@ fn router(state: Arc<AppState>) -> axum::Router {
         // A client sending its body a byte at a time is cut off.
         .layer(RequestBodyTimeoutLayer::new(options.body_timeout))
         .layer(cors)
+        // A panic in a handler is answered, not a dropped connection.
+        .layer(CatchPanicLayer::custom(handler_panicked))
         .with_state(state)
+}
+
+/// The answer to a request whose handler panicked: an internal error with an incident id.
+fn handler_panicked(payload: Box<dyn std::any::Any + Send>) -> Response {
+    let error = crate::mcp::incident::panicked("an HTTP request", &*payload);
+    json_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        &jsonrpc::error_response(&Value::Null, &error),
+    )
 }
 
 async fn post_mcp(
