@@ -58,7 +58,8 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
     writeln!(
         out,
         "limits: fuel_per_call={} fuel_per_second={} fuel_burst={} timeout_ms={} memory_mib={} \
-         output_kib={} calls_per_minute={} calls_per_minute_per_client={} concurrent_calls={}",
+         output_kib={} calls_per_minute={} calls_per_minute_per_client={} concurrent_calls={} \
+         questions_per_call={}",
         l.fuel_per_call,
         l.fuel_per_second,
         l.fuel_burst,
@@ -67,7 +68,8 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
         l.output_bytes >> 10,
         l.calls_per_minute,
         l.calls_per_minute_per_client,
-        l.concurrent_calls
+        l.concurrent_calls,
+        l.questions_per_call
     )?;
     let contract = ty
         .exports(&runtime.engine)

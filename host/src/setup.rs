@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
-use crate::config::{self, Config, PluginConfig, RootsAccess, RootsAt};
+use crate::config::{Config, PluginConfig, RootsAccess, RootsAt};
 use crate::runtime::{CacheError, CompileCache, LinkedComponent, Plugin, Runtime};
 
 /// What `palisade serve` was asked to serve.
@@ -70,15 +70,18 @@ impl ServeOptions {
             })
             .collect();
         for path in &self.plugins {
-            let name = name_from_file(path);
-            config::check_plugin_name(&name).map_err(|why| {
-                anyhow::anyhow!("--plugin {}: {why}; rename the file", path.display())
-            })?;
-            anyhow::ensure!(
-                !wanted.iter().any(|w| w.config.spec.name == name),
-                "--plugin {}: a plugin named `{name}` is already loaded; rename the file",
-                path.display()
-            );
+            let stem = name_from_file(path);
+            let name = name_for_file(path, |name| {
+                wanted.iter().any(|w| w.config.spec.name == name)
+            });
+            if name != stem {
+                tracing::info!(
+                    "--plugin {}: served as plugin `{name}` (tools `{name}_...`): `{}` is not a \
+                     valid plugin name (1 to 32 of A-Z a-z 0-9 _ -) or is taken",
+                    path.display(),
+                    crate::runtime::log_safe(&stem)
+                );
+            }
             let mut plugin = PluginConfig::new(name, path.clone());
             plugin.spec.roots = RootsAccess::ReadOnly;
             wanted.push(Wanted {
@@ -215,6 +218,21 @@ pub fn log_loaded(plugin: &Plugin) {
     }
 }
 
+/// A valid plugin name for the component file `path`, not `taken`: its stem, made valid (other
+/// characters become `_`, at most 32 kept), with `-2`, `-3`... when taken.
+fn name_for_file(path: &Path, taken: impl Fn(&str) -> bool) -> String {
+    let base = crate::sources::Source::File(path.to_path_buf()).suggested_name();
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken(&name) {
+        let suffix = format!("-{n}");
+        // ASCII only (suggested_name made it so): any byte is a boundary.
+        name = format!("{}{suffix}", &base[..base.len().min(32 - suffix.len())]);
+        n += 1;
+    }
+    name
+}
+
 /// A plugin given as a file is named after the file's stem (`hello.wasm` → `hello`).
 pub fn name_from_file(path: &Path) -> String {
     path.file_stem()
@@ -270,4 +288,27 @@ pub fn compile_cache(
         None => CompileCache::default_dir()?,
     };
     CompileCache::open(&dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_name_that_is_no_plugin_name_becomes_one() {
+        let free = |_: &str| false;
+        let long = Path::new("/x/a-very-long-component-file-name-from-a-build.wasm");
+        let name = name_for_file(long, free);
+        assert_eq!(name, "a-very-long-component-file-name-");
+        assert!(crate::config::check_plugin_name(&name).is_ok());
+        assert_eq!(
+            name_for_file(Path::new("my tool.v2.wasm"), free),
+            "my_tool_v2"
+        );
+        let taken = |n: &str| n == name || n == "a-very-long-component-file-nam-2";
+        assert_eq!(
+            name_for_file(long, taken),
+            "a-very-long-component-file-nam-3"
+        );
+    }
 }

@@ -85,7 +85,10 @@ fn a_plugin_elicits_a_form_and_gets_the_answer() {
         json!({"message": "Who are you?"}),
     );
     let request = s.wait_server_request("elicitation/create", default_timeout());
-    assert_eq!(request["params"]["message"], "Who are you?", "{request}");
+    assert_eq!(
+        request["params"]["message"], "[plugin `conformance`] Who are you?",
+        "{request}"
+    );
     assert_eq!(
         request["params"]["requestedSchema"]["type"], "object",
         "{request}"

@@ -30,12 +30,18 @@ impl Setup {
     }
 
     fn config(&self, extra: &str) -> PathBuf {
+        self.config_keys("", extra)
+    }
+
+    /// [`Setup::config`] with `keys` in hostile's own section.
+    fn config_keys(&self, keys: &str, extra: &str) -> PathBuf {
         config_file(
             self.dir.path(),
             &format!(
                 r#"{hello_and_notes}
 [plugins.hostile]
 path = {hostile}
+{keys}
 
 [[plugins.hostile.dirs]]
 host = "data"
@@ -741,4 +747,109 @@ fn a_new_session_does_not_reset_an_anonymous_clients_rate() {
         is_tool_error(&result) && text.contains("calls_per_minute_per_client"),
         "{text}"
     );
+}
+
+#[test]
+fn plugin_text_cannot_forge_the_servers_log_lines_nor_serve_an_empty_name() {
+    let setup = Setup::new("plain");
+    let mut s = setup.server();
+    let (tools, _) = s.list_all_tools();
+    let names = tool_names(&tools);
+    assert!(!names.iter().any(|n| n == "hostile_"), "{names:?}");
+    assert!(
+        s.wait_for_stderr("its name is empty", secs(5)),
+        "the log says why: {}",
+        s.stderr()
+    );
+    assert_eq!(ok_text(&s.call_tool("hostile_forge", json!({}))), "logged");
+    // Both the `log` import and stdout end up escaped on one line each.
+    assert!(
+        s.wait_for_stderr("ok\\n2026-01-01", secs(5)),
+        "{}",
+        s.stderr()
+    );
+    assert!(
+        s.wait_for_stderr("ok\\r2026-01-01", secs(5)),
+        "{}",
+        s.stderr()
+    );
+    let log = s.stderr();
+    assert!(
+        !log.lines()
+            .any(|l| l.starts_with("2026-01-01T00:00:00.000000Z")),
+        "a plugin wrote a line of its own:\n{log}"
+    );
+    assert!(!log.contains('\r'), "{log}");
+    still_serving(&mut s);
+}
+
+#[test]
+fn a_plugin_asks_as_itself_within_its_cap_and_only_sends_users_to_granted_hosts() {
+    let setup = Setup::new("plain");
+    let config = setup.config_keys(
+        "network = [\"https://login.example.com\"]",
+        "[plugins.hostile.limits]\nquestions_per_call = 3\n",
+    );
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+    s.initialize_with_capabilities(
+        "2025-11-25",
+        json!({"elicitation": {"form": {}, "url": {}}}),
+    );
+    s.notify("notifications/initialized", Value::Null);
+    s.wait_ready();
+
+    // Three questions, each marked as the plugin's; the fourth stops the call.
+    let id = s.send_request(
+        "tools/call",
+        json!({"name": "hostile_ask_many", "arguments": {"count": 1000}}),
+    );
+    for n in 0..3 {
+        let asked = s.wait_server_request("elicitation/create", default_timeout());
+        assert_eq!(
+            asked["params"]["message"],
+            format!("[plugin `hostile`] Question {n}"),
+            "{asked}"
+        );
+        s.respond(&asked["id"], json!({"action": "decline"}));
+    }
+    let answer = s.wait_response(&id, default_timeout());
+    let text = error_text(&answer["result"], "asked the client more than 3 questions");
+    assert!(text.contains("questions_per_call"), "{text}");
+    s.expect_no_server_request("elicitation/create", std::time::Duration::from_millis(300));
+
+    // URL mode: a host outside the grants is refused without asking the user.
+    let result = s.call_tool(
+        "hostile_elicit_url",
+        json!({"url": "https://evil.example.net/login"}),
+    );
+    let text = error_text(&result, "only to hosts its network grant lists");
+    assert!(text.contains("evil.example.net"), "{text}");
+    s.expect_no_server_request("elicitation/create", std::time::Duration::from_millis(300));
+    let id = s.send_request(
+        "tools/call",
+        json!({"name": "hostile_elicit_url", "arguments": {"url": "https://login.example.com/x"}}),
+    );
+    let asked = s.wait_server_request("elicitation/create", default_timeout());
+    assert_eq!(asked["params"]["mode"], "url", "{asked}");
+    assert_eq!(
+        asked["params"]["message"],
+        "[plugin `hostile`] Sign in to continue"
+    );
+    s.respond(&asked["id"], json!({"action": "accept"}));
+    let answer = s.wait_response(&id, default_timeout());
+    assert_eq!(ok_text(&answer["result"]), "ElicitationAction::Accept");
+
+    // The host's and MCP's reserved _meta keys are not the plugin's to send.
+    let result = s.call_tool("hostile_reserved_meta", json!({}));
+    assert_eq!(
+        result["_meta"],
+        json!({"com.example.mcp/kept": true}),
+        "{result}"
+    );
+    assert!(
+        s.wait_for_stderr("dropped _meta keys", secs(5)),
+        "{}",
+        s.stderr()
+    );
+    still_serving(&mut s);
 }

@@ -692,7 +692,10 @@ fn a_plugin_elicits_through_the_client_over_http() {
     let mut stream = c.post(&msg).expect_sse("POST test_elicitation");
     let request = stream.next_event().expect("an elicitation request").message;
     assert_eq!(request["method"], "elicitation/create", "{request}");
-    assert_eq!(request["params"]["message"], "Who are you?", "{request}");
+    assert_eq!(
+        request["params"]["message"], "[plugin `conformance`] Who are you?",
+        "{request}"
+    );
     let content = json!({"username": "testuser", "email": "test@example.com"});
     let answer = json!({"jsonrpc": "2.0", "id": request["id"],
                         "result": {"action": "accept", "content": content}});

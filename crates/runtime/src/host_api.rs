@@ -7,7 +7,7 @@ use super::bindings::host::{
 use super::call::{Answers, PluginEvent};
 use super::output::{ITEM_BYTES, OutputSize as _};
 use super::store::StoreState;
-use crate::{Capability, HOST_KEY_PREFIX, RootsAccess, is_env_name};
+use crate::{Capability, HOST_KEY_PREFIX, LimitExceeded, RootsAccess, is_env_name, log_safe};
 
 impl StoreState {
     /// Forwards `event`, charged against the call's output limit: past it, events are dropped
@@ -89,13 +89,14 @@ impl host::Host for StoreState {
             self.report(PluginEvent::Log { level, message });
             return Ok(());
         }
+        let shown = log_safe(&message);
         match level {
-            LogLevel::Debug => tracing::debug!(target: "palisade::plugin", plugin, "{message}"),
+            LogLevel::Debug => tracing::debug!(target: "palisade::plugin", plugin, "{shown}"),
             LogLevel::Info | LogLevel::Notice => {
-                tracing::info!(target: "palisade::plugin", plugin, "{message}")
+                tracing::info!(target: "palisade::plugin", plugin, "{shown}")
             }
-            LogLevel::Warning => tracing::warn!(target: "palisade::plugin", plugin, "{message}"),
-            _ => tracing::error!(target: "palisade::plugin", plugin, "{message}"),
+            LogLevel::Warning => tracing::warn!(target: "palisade::plugin", plugin, "{shown}"),
+            _ => tracing::error!(target: "palisade::plugin", plugin, "{shown}"),
         }
         self.report(PluginEvent::Log { level, message });
         Ok(())
@@ -167,29 +168,36 @@ impl host::Host for StoreState {
         &mut self,
         request: ElicitationRequest,
     ) -> wasmtime::Result<Result<ElicitationResponse, String>> {
-        Ok(
-            match self.ask_one("elicit", InputRequest::Elicit(request)).await {
-                Ok(InputResponse::Elicit(answer)) => Ok(answer),
-                Ok(_) => Err("the client answered something else than an elicitation".into()),
-                Err(why) => Err(why),
-            },
-        )
+        let mut request = InputRequest::Elicit(request);
+        if let Err(why) = self.vet_question(&mut request)? {
+            return Ok(Err(why));
+        }
+        Ok(match self.ask_one("elicit", request).await {
+            Ok(InputResponse::Elicit(answer)) => Ok(answer),
+            Ok(_) => Err("the client answered something else than an elicitation".into()),
+            Err(why) => Err(why),
+        })
     }
 
     async fn sample(
         &mut self,
         request: SamplingRequest,
     ) -> wasmtime::Result<Result<SamplingResponse, String>> {
-        Ok(
-            match self.ask_one("sample", InputRequest::Sample(request)).await {
-                Ok(InputResponse::Sample(answer)) => Ok(answer),
-                Ok(_) => Err("the client answered something else than a sampling result".into()),
-                Err(why) => Err(why),
-            },
-        )
+        let mut request = InputRequest::Sample(request);
+        if let Err(why) = self.vet_question(&mut request)? {
+            return Ok(Err(why));
+        }
+        Ok(match self.ask_one("sample", request).await {
+            Ok(InputResponse::Sample(answer)) => Ok(answer),
+            Ok(_) => Err("the client answered something else than a sampling result".into()),
+            Err(why) => Err(why),
+        })
     }
 
-    async fn ask(&mut self, requests: Vec<(String, InputRequest)>) -> wasmtime::Result<Answers> {
+    async fn ask(
+        &mut self,
+        mut requests: Vec<(String, InputRequest)>,
+    ) -> wasmtime::Result<Answers> {
         if requests.len() > MAX_REQUESTS_PER_ASK {
             let why = format!("at most {MAX_REQUESTS_PER_ASK} requests per ask");
             return Ok(requests
@@ -211,6 +219,24 @@ impl host::Host for StoreState {
             return Ok(requests
                 .into_iter()
                 .map(|(key, _)| (key, Err(AskError::Failed(why.clone()))))
+                .collect());
+        }
+        let mut refused = Vec::new();
+        for (key, request) in &mut requests {
+            if let Err(why) = self.vet_question(request)? {
+                refused.push((key.clone(), why));
+            }
+        }
+        if !refused.is_empty() {
+            return Ok(requests
+                .into_iter()
+                .map(|(key, _)| {
+                    let why = refused
+                        .iter()
+                        .find(|(k, _)| *k == key)
+                        .map_or("another question of this ask was refused", |(_, why)| why);
+                    (key, Err(AskError::Failed(why.to_string())))
+                })
                 .collect());
         }
         Ok(match &self.call.client {
@@ -244,6 +270,79 @@ impl host::Host for StoreState {
 }
 
 impl StoreState {
+    /// Checks a question the plugin puts to the client, and marks it as the plugin's: counted
+    /// against `limits.questions_per_call` (past it the call stops, `Err`), a URL-mode one only
+    /// to a host the plugin's `network` grants (`Ok(Err)` says why not), and every message the
+    /// user reads prefixed with the plugin's name, so no plugin can word a question as the
+    /// host's own (the host's confirmations and grant questions never carry the prefix).
+    fn vet_question(&mut self, request: &mut InputRequest) -> wasmtime::Result<Result<(), String>> {
+        if matches!(request, InputRequest::ListRoots) {
+            return Ok(Ok(()));
+        }
+        self.questions += 1;
+        if self.questions > self.questions_limit {
+            return Err(wasmtime::Error::new(LimitExceeded::Questions {
+                limit: self.questions_limit,
+            }));
+        }
+        let InputRequest::Elicit(elicitation) = request else {
+            return Ok(Ok(()));
+        };
+        let message = match elicitation {
+            ElicitationRequest::Form(form) => &mut form.message,
+            ElicitationRequest::Url(url) => {
+                if let Err(why) = self.granted_url(&url.url) {
+                    tracing::warn!(
+                        plugin = &*self.plugin,
+                        "URL-mode question refused: {}",
+                        log_safe(&why)
+                    );
+                    return Ok(Err(why));
+                }
+                &mut url.message
+            }
+        };
+        *message = format!("[plugin `{}`] {}", self.plugin, message.trim_start());
+        Ok(Ok(()))
+    }
+
+    /// Whether the plugin may send the user to `url`: http(s), no credentials in it, a host its
+    /// `network` grants (not one it might be granted by asking).
+    fn granted_url(&self, url: &str) -> Result<(), String> {
+        let refused = |why: &str| {
+            Err(format!(
+                "URL-mode elicitation to {}: {why}",
+                log_safe(url.get(..200).unwrap_or(url))
+            ))
+        };
+        let Ok(parsed) = url::Url::parse(url) else {
+            return refused("not a URL");
+        };
+        let https = match parsed.scheme() {
+            "https" => true,
+            "http" => false,
+            _ => return refused("only http and https URLs may be opened"),
+        };
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return refused("a URL with credentials in it is refused");
+        }
+        let host = parsed.host_str().unwrap_or_default();
+        let port = parsed.port_or_known_default().unwrap_or(443);
+        if self
+            .grants
+            .network
+            .iter()
+            .any(|p| p.allows(https, host, port))
+        {
+            Ok(())
+        } else {
+            refused(
+                "a plugin may send the user only to hosts its network grant lists (add the host to \
+                 the plugin's `network` to allow it)",
+            )
+        }
+    }
+
     /// `elicit` and `sample`, the single-question forms of `ask`: their keys number the
     /// questions in the order the plugin asks them, the same on every attempt of a call.
     async fn ask_one(

@@ -85,6 +85,12 @@ pub enum LimitExceeded {
         /// When the next call is allowed.
         retry_after: Duration,
     },
+    #[error("asked the client more than {limit} questions in one call (limits.questions_per_call)")]
+    /// The call put more than `limit` questions to the client.
+    Questions {
+        /// Questions one call may ask.
+        limit: u64,
+    },
     #[error(
         "cannot be called now: the limits this server shares with its cluster cannot be \
          checked ({why}), and [cluster] fail = \"closed\" refuses calls until they can; retry \
@@ -99,7 +105,7 @@ pub enum LimitExceeded {
 
 impl LimitExceeded {
     /// The limit's name in metrics: `fuel`, `memory`, `time`, `output`, `concurrency`,
-    /// `fuel_budget`, `client_rate`, `rate`, `shared_limits_unavailable`.
+    /// `fuel_budget`, `client_rate`, `rate`, `shared_limits_unavailable`, `questions`.
     pub fn kind(&self) -> &'static str {
         match self {
             LimitExceeded::Fuel { .. } => "fuel",
@@ -111,6 +117,7 @@ impl LimitExceeded {
             LimitExceeded::ClientRate { .. } => "client_rate",
             LimitExceeded::Rate { .. } => "rate",
             LimitExceeded::SharedLimitsUnavailable { .. } => "shared_limits_unavailable",
+            LimitExceeded::Questions { .. } => "questions",
         }
     }
 

@@ -158,7 +158,7 @@ pub enum LoadError {
         cache: PathBuf,
     },
     /// Asking the plugin what it offers failed (it trapped, hit a limit, or answered an error).
-    #[error("plugin `{plugin}`: listing what it offers failed: {why}")]
+    #[error("plugin `{plugin}`: listing what it offers failed: {}", crate::log_safe(&why.to_string()))]
     Listing {
         /// The plugin's name.
         plugin: String,

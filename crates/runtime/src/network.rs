@@ -170,27 +170,28 @@ impl WasiHttpHooks for NetworkPolicy {
                 .trim_end_matches(']')
                 .to_string();
             let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
-            let addresses = if grant.names_local_address() {
-                Vec::new()
-            } else {
-                public_addresses(&host, port, &plugin, deadline).await?
+            let sent = async {
+                let addresses = if grant.names_local_address() {
+                    Vec::new()
+                } else {
+                    public_addresses(&host, port, &plugin, deadline).await?
+                };
+                let to = Destination {
+                    host,
+                    port,
+                    tls,
+                    addresses,
+                };
+                outbound::send(request, to, options, &trust, deadline).await
             };
-            let to = Destination {
-                host,
-                port,
-                tls,
-                addresses,
-            };
-            outbound::send(request, to, options, &trust, deadline)
-                .await
-                .map_err(|Failure { error, why }| {
-                    if let Some(why) = why {
-                        let why = redactor.redact(&why).into_owned();
-                        tracing::warn!(plugin = &*plugin, "network request failed: {why}");
-                        stats.note_unreachable(why);
-                    }
-                    error
-                })
+            sent.await.map_err(|Failure { error, why }| {
+                if let Some(why) = why {
+                    let why = redactor.redact(&why).into_owned();
+                    tracing::warn!(plugin = &*plugin, "network request failed: {why}");
+                    stats.note_unreachable(why);
+                }
+                error
+            })
         })
     }
 }
@@ -204,15 +205,29 @@ async fn public_addresses(
     port: u16,
     plugin: &str,
     deadline: Instant,
-) -> Result<Vec<IpAddr>, Error> {
+) -> Result<Vec<IpAddr>, Failure> {
+    let unresolved = |why: String, error: Error| Failure {
+        error,
+        why: Some(format!("{host}: {why}")),
+    };
     let addresses: Vec<IpAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![ip],
         Err(_) => tokio::time::timeout_at(deadline, tokio::net::lookup_host((host, port)))
             .await
-            .map_err(|_| Error::DnsTimeout)?
-            .map_err(|e| Error::DnsError {
-                rcode: Some(e.to_string()),
-                info_code: None,
+            .map_err(|_| {
+                unresolved(
+                    "the name did not resolve before the call's time ran out".into(),
+                    Error::DnsTimeout,
+                )
+            })?
+            .map_err(|e| {
+                unresolved(
+                    format!("the name does not resolve ({e})"),
+                    Error::DnsError {
+                        rcode: Some(e.to_string()),
+                        info_code: None,
+                    },
+                )
             })?
             .map(|a| a.ip())
             .collect(),
@@ -223,10 +238,13 @@ async fn public_addresses(
             "network request denied: {host} resolves to {local}, a local address; grant the \
              address itself to allow it"
         );
-        return Err(Error::DestinationIpProhibited);
+        return Err(Error::DestinationIpProhibited.into());
     }
     if addresses.is_empty() {
-        return Err(Error::DestinationNotFound);
+        return Err(unresolved(
+            "the name has no address".into(),
+            Error::DestinationNotFound,
+        ));
     }
     Ok(addresses)
 }

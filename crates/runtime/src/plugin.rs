@@ -815,7 +815,11 @@ impl Plugin {
                 }
                 let why = describe_failure(&err, &stderr_tail);
                 let why = self.grants.redactor.redact(&why);
-                tracing::warn!(plugin = &*self.name, "plugin stopped: {why}");
+                tracing::warn!(
+                    plugin = &*self.name,
+                    "plugin stopped: {}",
+                    crate::log_safe(&why)
+                );
                 Err(CallError::Stopped(format!("plugin `{}` {why}", self.name)))
             }
             None => Err(time_limit()),
@@ -871,6 +875,7 @@ impl Plugin {
             wasi,
             limiter: MemoryLimiter::new(&limits),
             output_limit: limits.output_bytes,
+            questions_limit: limits.questions_per_call,
             keyvalue: self.keyvalue.clone(),
         };
         let mut store = Store::new(

@@ -360,7 +360,7 @@ impl OutputCapture {
             plugin = %self.plugin,
             stream = self.stream,
             "{}",
-            self.redactor.redact(&String::from_utf8_lossy(&line))
+            crate::log_safe(&self.redactor.redact(&String::from_utf8_lossy(&line)))
         );
     }
 

@@ -80,6 +80,8 @@ pub struct Limits {
     pub calls_per_minute_per_client: u64,
     /// Calls running at once.
     pub concurrent_calls: u64,
+    /// Questions (elicitations and sampling requests) one call may put to the client.
+    pub questions_per_call: u64,
 }
 
 impl Default for Limits {
@@ -97,6 +99,9 @@ impl Default for Limits {
             calls_per_minute: 6_000,
             calls_per_minute_per_client: 3_000,
             concurrent_calls: 16,
+            // A form or two per call is what real tools ask; a few more for multi-step ones. A
+            // call past it floods the user with prompts.
+            questions_per_call: 16,
         }
     }
 }

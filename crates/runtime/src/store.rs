@@ -29,6 +29,10 @@ pub struct StoreState {
     pub(super) output_limit: u64,
     /// Questions this call put to the client through `elicit` and `sample`.
     pub(super) asked: u32,
+    /// Questions (elicitations, sampling requests) this call put to the client in all, and the
+    /// most it may: `limits.questions_per_call`.
+    pub(super) questions: u64,
+    pub(super) questions_limit: u64,
     pub(super) plugin: Arc<str>,
     pub(super) grants: Arc<Grants>,
     /// Hosts and variables the plugin asks for beyond its grants, during this call.
@@ -64,6 +68,7 @@ pub(super) struct Sandbox {
     pub(super) wasi: WasiCtx,
     pub(super) limiter: MemoryLimiter,
     pub(super) output_limit: u64,
+    pub(super) questions_limit: u64,
     pub(super) keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
 }
 
@@ -82,6 +87,7 @@ impl StoreState {
             wasi,
             limiter,
             output_limit,
+            questions_limit,
             keyvalue,
         } = sandbox;
         let (asks, network) = call_policies(&plugin, &grants, &call, ask, &clock);
@@ -95,6 +101,8 @@ impl StoreState {
             side_output: 0,
             output_limit,
             asked: 0,
+            questions: 0,
+            questions_limit,
             plugin,
             grants,
             asks,
@@ -111,6 +119,7 @@ impl StoreState {
         self.host_log_bytes = 0;
         self.side_output = 0;
         self.asked = 0;
+        self.questions = 0;
     }
 
     /// Lets go of the call's context (its event sender, its client channel), so the protocol

@@ -17,9 +17,9 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::config::{AnnotationOverrides, PluginConfig, Scope};
-use crate::runtime::Plugin;
 use crate::runtime::bindings::completion::CompletionRef;
 use crate::runtime::bindings::tools as wit_tools;
+use crate::runtime::{Plugin, log_safe};
 
 pub use page::{InvalidCursor, check_cursor, page};
 pub use prompts::CatalogPrompt;
@@ -108,7 +108,11 @@ impl Catalog {
                 Ok(entry) => {
                     tools.insert(public_name, entry);
                 }
-                Err(why) => tracing::warn!(tool = shown(&public_name), "tool left out: {why}"),
+                Err(why) => tracing::warn!(
+                    tool = shown(&public_name),
+                    "tool left out: {}",
+                    log_safe(&why)
+                ),
             }
         }
         let mut prompts: BTreeMap<String, CatalogPrompt> = BTreeMap::new();
@@ -129,7 +133,11 @@ impl Catalog {
                     served.push(plugin);
                 }
                 Err(why) => {
-                    tracing::error!(plugin = &*plugin.name, "plugin not served: {why}");
+                    tracing::error!(
+                        plugin = &*plugin.name,
+                        "plugin not served: {}",
+                        log_safe(&why)
+                    );
                 }
             }
         }
@@ -273,7 +281,8 @@ fn plugin_tools(
                 tracing::warn!(
                     plugin = &*plugin.name,
                     tool = shown(&public_name),
-                    "tool left out: {why}"
+                    "tool left out: {}",
+                    log_safe(&why)
                 );
                 continue;
             }
@@ -309,7 +318,9 @@ fn plugin_prompts(
     let mut entries: Vec<CatalogPrompt> = Vec::new();
     for prompt in &plugin.prompts {
         let public_name = public_name(&config.prefix, &prompt.name);
-        let described = if !tools::is_valid_public_name(&public_name) {
+        let described = if let Err(why) = resources::check_name(&prompt.name) {
+            Err(why)
+        } else if !tools::is_valid_public_name(&public_name) {
             Err("its public name is not 1 to 64 of A-Z a-z 0-9 _ -".to_string())
         } else {
             prompt
@@ -322,7 +333,8 @@ fn plugin_prompts(
             tracing::warn!(
                 plugin = &*plugin.name,
                 prompt = shown(&public_name),
-                "prompt left out: {why}"
+                "prompt left out: {}",
+                log_safe(&why)
             );
             continue;
         }

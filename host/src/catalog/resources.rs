@@ -13,8 +13,8 @@ use std::sync::{Arc, RwLock};
 
 use super::shown;
 use super::uri_template::{MAX_URI_BYTES, UriTemplate};
-use crate::runtime::Plugin;
 use crate::runtime::bindings::resources;
+use crate::runtime::{Plugin, log_safe};
 
 /// A resource template and the plugin that answers it.
 pub struct CatalogTemplate {
@@ -153,7 +153,8 @@ impl ResourceRoutes {
                 Err(why) => tracing::warn!(
                     plugin = &*plugin.name,
                     template = shown(&template.uri_template),
-                    "resource template left out: {why}"
+                    "resource template left out: {}",
+                    log_safe(&why)
                 ),
             }
         }
@@ -167,7 +168,8 @@ impl ResourceRoutes {
                 Err(why) => tracing::warn!(
                     plugin = &*plugin.name,
                     uri = shown(&resource.uri),
-                    "resource left out: {why}"
+                    "resource left out: {}",
+                    log_safe(&why)
                 ),
             }
         }
@@ -331,7 +333,8 @@ impl ResourceRoutes {
                 Err(why) => tracing::warn!(
                     plugin = &*plugin.name,
                     uri = shown(&resource.uri),
-                    "resource left out: {why}"
+                    "resource left out: {}",
+                    log_safe(&why)
                 ),
             }
         }

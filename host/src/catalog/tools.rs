@@ -98,6 +98,8 @@ pub(super) fn catalog_tool(
     tool: tools::Tool,
     public_name: &str,
 ) -> Result<CatalogTool, String> {
+    // An empty name would be served as `prefix_`, a name the plugin never gave.
+    super::resources::check_name(&tool.name)?;
     if !is_valid_public_name(public_name) {
         return Err(format!(
             "its public name `{}` is not 1 to {MAX_PUBLIC_NAME} of A-Z a-z 0-9 _ -",
@@ -182,7 +184,7 @@ pub fn definition_changes(old: &[tools::Tool], new: &[tools::Tool]) -> Vec<Strin
         ];
         for (part, changed) in parts {
             if changed {
-                changes.push(format!("tool `{name}`: its {part} changed"));
+                changes.push(format!("tool `{}`: its {part} changed", super::shown(name)));
             }
         }
     }

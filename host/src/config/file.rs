@@ -407,4 +407,6 @@ pub struct LimitsSection {
     pub calls_per_minute_per_client: Option<u64>,
     /// Calls running at once.
     pub concurrent_calls: Option<u64>,
+    /// Questions one call may put to the client (0: none).
+    pub questions_per_call: Option<u64>,
 }

@@ -620,7 +620,17 @@ fn resolve_limits(l: LimitsSection) -> Result<Limits, (&'static str, String)> {
             .calls_per_minute_per_client
             .unwrap_or(d.calls_per_minute_per_client),
         concurrent_calls: l.concurrent_calls.unwrap_or(d.concurrent_calls),
+        questions_per_call: l.questions_per_call.unwrap_or(d.questions_per_call),
     };
+    if limits.questions_per_call > MAX_QUESTIONS_PER_CALL {
+        return Err((
+            "questions_per_call",
+            format!(
+                "is above {MAX_QUESTIONS_PER_CALL}: no user answers that many questions from one \
+                 tool call\nhow to fix: use at most {MAX_QUESTIONS_PER_CALL}"
+            ),
+        ));
+    }
     if limits.memory_bytes > 4 << 30 {
         return Err((
             "memory_mib",
@@ -639,6 +649,9 @@ fn resolve_limits(l: LimitsSection) -> Result<Limits, (&'static str, String)> {
     }
     Ok(limits)
 }
+
+/// The most questions one call may be allowed to ask: past a few, a prompt flood, not a dialogue.
+const MAX_QUESTIONS_PER_CALL: u64 = 1000;
 
 /// Calls one reused instance serves by default before it is replaced.
 const DEFAULT_REUSE_CALLS: u32 = 1000;

@@ -326,6 +326,48 @@ fn put_content_meta(out: &mut Map<String, Value>, meta: Option<&str>, v: V) {
 }
 
 /// A plugin's `_meta`, if it is a JSON object; anything else is dropped with a warning.
+/// Whether a `_meta` key is not a plugin's to set: the host's own (`palisade/`), or one the MCP
+/// specification reserves (a prefix whose second label is `modelcontextprotocol` or `mcp`, such
+/// as `io.modelcontextprotocol/related-task`).
+pub fn is_reserved_meta_key(key: &str) -> bool {
+    let Some((prefix, _)) = key.split_once('/') else {
+        return false;
+    };
+    if prefix == "palisade" {
+        return true;
+    }
+    prefix.split('.').nth(1).is_some_and(|label| {
+        label.eq_ignore_ascii_case("modelcontextprotocol") || label.eq_ignore_ascii_case("mcp")
+    })
+}
+
+/// Removes the reserved keys ([`is_reserved_meta_key`]) from the `_meta` of a tool result made of
+/// a plugin's answer, and of its content blocks; returns the keys removed.
+pub fn strip_reserved_meta(result: &mut Value) -> Vec<String> {
+    let mut removed = Vec::new();
+    let mut strip = |holder: &mut Value| {
+        if let Some(meta) = holder.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.retain(|key, _| {
+                let reserved = is_reserved_meta_key(key);
+                if reserved && removed.len() < 16 {
+                    removed.push(key.clone());
+                }
+                !reserved
+            });
+        }
+    };
+    strip(result);
+    if let Some(content) = result.get_mut("content").and_then(Value::as_array_mut) {
+        for block in content {
+            strip(block);
+            if let Some(resource) = block.get_mut("resource") {
+                strip(resource);
+            }
+        }
+    }
+    removed
+}
+
 fn put_meta(out: &mut Map<String, Value>, meta: Option<&str>) {
     let Some(text) = meta else { return };
     match serde_json::from_str::<Value>(text) {
@@ -353,6 +395,40 @@ pub fn list_changed_method(kind: ListKind) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn reserved_meta_keys_are_the_hosts_and_the_specifications() {
+        for reserved in [
+            "palisade/retryAfterMs",
+            "io.modelcontextprotocol/related-task",
+            "dev.mcp/x",
+            "com.MCP.tools/y",
+        ] {
+            assert!(is_reserved_meta_key(reserved), "{reserved}");
+        }
+        for free in [
+            "com.example.mcp/keep",
+            "mine",
+            "example.com/x",
+            "palisadex/y",
+        ] {
+            assert!(!is_reserved_meta_key(free), "{free}");
+        }
+        let mut result = serde_json::json!({
+            "_meta": { "palisade/retryAfterMs": 1, "com.example/ok": 2 },
+            "content": [{ "type": "resource", "_meta": { "io.modelcontextprotocol/related-task": {} },
+                          "resource": { "uri": "a:b", "_meta": { "dev.mcp/x": 1, "k": 3 } } }]
+        });
+        let removed = strip_reserved_meta(&mut result);
+        assert_eq!(removed.len(), 3, "{removed:?}");
+        assert_eq!(result["_meta"], serde_json::json!({ "com.example/ok": 2 }));
+        assert_eq!(result["content"][0]["_meta"], serde_json::json!({}));
+        assert_eq!(
+            result["content"][0]["resource"]["_meta"],
+            serde_json::json!({ "k": 3 })
+        );
+    }
+
     use super::*;
     use crate::runtime::bindings::types::{ResourceLink, TextContent};
 

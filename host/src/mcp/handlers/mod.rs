@@ -27,7 +27,7 @@ use crate::config::RootsAccess;
 use crate::runtime::Root;
 use crate::runtime::bindings::host::{AskError, InputRequest, ListKind};
 use crate::runtime::bindings::types::ErrorCode;
-use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, Plugin};
+use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, LimitExceeded, Plugin};
 use crate::telemetry::{Tracing, traces};
 use opentelemetry::KeyValue;
 use opentelemetry::trace::SpanKind;
@@ -453,7 +453,14 @@ fn rpc_error(error: CallError, what: &str) -> RpcError {
         }
         CallError::Stopped(why) => RpcError::new(INTERNAL_ERROR, why),
         CallError::Limit(plugin, limit) => {
-            let error = RpcError::new(INTERNAL_ERROR, format!("plugin `{plugin}` {limit}"));
+            // Too busy now is the server-busy code, as the session's own in-flight cap says it:
+            // a client (or a batch element) retries that; the rest stopped the call itself.
+            let code = match limit {
+                LimitExceeded::Concurrency { .. }
+                | LimitExceeded::SharedLimitsUnavailable { .. } => super::session::SERVER_BUSY,
+                _ => INTERNAL_ERROR,
+            };
+            let error = RpcError::new(code, format!("plugin `{plugin}` {limit}"));
             match limit.retry_after() {
                 Some(after) => error.with_data(json!({ "retryAfterMs": after.as_millis() as u64 })),
                 None => error,

@@ -9,7 +9,7 @@ use crate::catalog::check_cursor;
 use crate::mcp::jsonrpc::{INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError};
 use crate::mcp::{lists, wire};
 use crate::runtime::bindings::types::ErrorCode;
-use crate::runtime::{CallError, Plugin};
+use crate::runtime::{CallError, Plugin, log_safe};
 
 use super::*;
 
@@ -36,7 +36,11 @@ pub(super) async fn list(req: &Request<'_>) -> Result<Value, RpcError> {
         let listing = match listing {
             Ok(listing) => listing,
             Err(e) => {
-                tracing::warn!(plugin = &*plugin.name, "listing resources failed: {e}");
+                tracing::warn!(
+                    plugin = &*plugin.name,
+                    "listing resources failed: {}",
+                    log_safe(&e.to_string())
+                );
                 continue;
             }
         };
@@ -76,7 +80,11 @@ pub(in crate::mcp) async fn learn_files(req: &Request<'_>, plugin: &Arc<Plugin>)
         .await;
     match listing {
         Ok(listing) => record_files(req, plugin, &listing, &roots),
-        Err(e) => tracing::warn!(plugin = &*plugin.name, "listing resources failed: {e}"),
+        Err(e) => tracing::warn!(
+            plugin = &*plugin.name,
+            "listing resources failed: {}",
+            log_safe(&e.to_string())
+        ),
     }
 }
 

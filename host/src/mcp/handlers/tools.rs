@@ -13,7 +13,7 @@ use crate::mcp::{Session, wire};
 use crate::runtime::bindings::host::{
     AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
 };
-use crate::runtime::{CallError, CallStats, LimitExceeded};
+use crate::runtime::{CallError, CallStats, LimitExceeded, log_safe};
 
 use super::*;
 
@@ -99,12 +99,21 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
                 .and_then(|structured| tool.validate_output(structured).err());
             if let Some(why) = nonconforming {
                 let why = format!("tool `{name}` answered wrongly: {why}");
-                tracing::warn!(tool = name, "{why}");
+                tracing::warn!(tool = name, "{}", log_safe(&why));
                 audit.finish("tool-error", Some(&why));
                 return Ok(wire::call_error(&why));
             }
             audit.finish(if result.is_error { "tool-error" } else { "ok" }, None);
             let mut answer = wire::call_result(&result, req.version);
+            let removed = wire::strip_reserved_meta(&mut answer);
+            if !removed.is_empty() {
+                tracing::warn!(
+                    plugin = tool.backend.owner(),
+                    tool = name,
+                    keys = ?removed,
+                    "dropped _meta keys the plugin may not set (the host's and MCP's own)"
+                );
+            }
             if result.is_error {
                 say_what_was_denied(&mut answer, &audit.stats);
             }
