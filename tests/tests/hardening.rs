@@ -188,11 +188,11 @@ fn resources_described_badly_are_left_out_and_the_rest_served() {
 }
 
 #[test]
-fn a_plugin_claiming_another_plugins_uris_is_left_out_and_the_others_serve() {
+fn a_plugin_claiming_another_plugins_uris_loses_its_resources_and_the_others_serve() {
     let setup = Setup::new("steal");
     let mut s = setup.server();
     assert!(
-        s.wait_for_stderr("plugin not served", secs(5)),
+        s.wait_for_stderr("resources not served", secs(5)),
         "{}",
         s.stderr()
     );
@@ -201,8 +201,15 @@ fn a_plugin_claiming_another_plugins_uris_is_left_out_and_the_others_serve() {
         log.contains("`notes`") && log.contains("`hostile`"),
         "{log}"
     );
+    // Its tools still serve; none of its resources do.
     let (tools, _) = s.list_all_tools();
-    assert!(!tool_names(&tools).iter().any(|n| n.starts_with("hostile_")));
+    assert!(tool_names(&tools).iter().any(|n| n == "hostile_ok"));
+    let listed = s.result("resources/list", json!({}));
+    let listed = uris(&listed, "resources", "uri");
+    assert!(
+        !listed.iter().any(|u| u.starts_with("hostile:")),
+        "{listed:?}"
+    );
     let read = s.result("resources/read", json!({"uri": "notes://welcome"}));
     let text = read["contents"][0]["text"].as_str().unwrap_or_default();
     assert!(!text.contains("hostile served"), "{text}");
@@ -851,5 +858,74 @@ fn a_plugin_asks_as_itself_within_its_cap_and_only_sends_users_to_granted_hosts(
         "{}",
         s.stderr()
     );
+    still_serving(&mut s);
+}
+
+/// A plugin's relist never changes what other plugins serve: hostile, first in the
+/// configuration and prefixed `hello`, relists with `greet`, which the `hello` plugin serves.
+#[test]
+fn a_relist_never_takes_a_name_another_plugin_serves() {
+    let dir = tempdir();
+    write_file(dir.path().join("data/mode"), "plain");
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.hostile]\npath = {}\nprefix = \"hello\"\n\n[[plugins.hostile.dirs]]\n\
+             host = \"data\"\nguest = \"/data\"\nmode = \"read-write\"\n\n{}",
+            toml_str(&plugin_arg("hostile")),
+            hello_and_notes_sections()
+        ),
+    );
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    s.wait_ready();
+    still_serving(&mut s);
+    write_file(dir.path().join("data/mode"), "collide");
+    assert_eq!(
+        ok_text(&s.call_tool("hello_announce", json!({}))),
+        "announced"
+    );
+    assert!(
+        s.wait_for_stderr("new listing refused", secs(10)),
+        "{}",
+        s.stderr()
+    );
+    assert!(s.stderr().contains("hello_greet"), "{}", s.stderr());
+    // hello still serves its tool, and hostile its previous listing.
+    still_serving(&mut s);
+    let (tools, _) = s.list_all_tools();
+    let greet: Vec<&Value> = tools
+        .iter()
+        .filter(|t| t["name"] == "hello_greet")
+        .collect();
+    assert_eq!(greet.len(), 1, "{tools:?}");
+    assert_ne!(greet[0]["description"], "Greet, as the hostile plugin");
+    assert_eq!(ok_text(&s.call_tool("hello_ok", json!({}))), "fine");
+}
+
+/// A component at every per-component maximum of the instance pool (64 core instances, 2
+/// memories), allowed 64 calls at once, leaves the pool to the other plugins: their calls go on
+/// while all 64 of its calls hold instances.
+#[test]
+fn one_plugins_calls_never_take_the_whole_instance_pool() {
+    let setup = Setup::new("plain");
+    let hog = wat_component(setup.dir.path(), "generic-pool-hog");
+    let mut s = setup.server_with(&format!(
+        "[plugins.hog]\npath = {}\n\n[plugins.hog.limits]\nconcurrent_calls = 64\n\
+         timeout_ms = 2000\nfuel_per_call = 1000000000000\n",
+        toml_str(&path_str(&hog))
+    ));
+    let ids: Vec<Value> = (0..64)
+        .map(|_| s.send_request("tools/call", json!({"name": "hog_hold", "arguments": {}})))
+        .collect();
+    // For as long as the 64 calls hold their instances, another plugin's calls are served.
+    let started = Instant::now();
+    while started.elapsed() < std::time::Duration::from_millis(1500) {
+        still_serving(&mut s);
+    }
+    for id in ids {
+        let answer = s.wait_response(&id, default_timeout());
+        error_text(&answer["result"], "time limit");
+    }
     still_serving(&mut s);
 }

@@ -23,6 +23,9 @@ pub const INSTANCE_SLOTS: u32 = 128;
 /// modules to one shared memory; componentize-py's CPython has about a dozen tables).
 const MEMORIES_PER_COMPONENT: u32 = 2;
 const TABLES_PER_COMPONENT: u32 = 32;
+/// Core instances one component instance may have: toolchains split components into several
+/// core modules (CPython under componentize-py has about a dozen, plus adapters).
+const CORE_INSTANCES_PER_COMPONENT: u32 = 64;
 
 /// Linear memory (per slot) reset with `memset` rather than `madvise` when an instance ends: the
 /// pages a call touched stay mapped, so the next instance in the slot takes no page faults on
@@ -53,26 +56,6 @@ pub fn new_engine() -> Result<Engine> {
 /// reserves address space; a slot's memory is reset before it is used again, and every
 /// instance still starts from its module's pristine image.
 pub fn engine_with(metering: Metering) -> Result<Engine> {
-    let mut pool = PoolingAllocationConfig::new();
-    pool.total_component_instances(INSTANCE_SLOTS)
-        // Toolchains split components into several core modules: CPython under
-        // componentize-py has about a dozen, each with its own table.
-        .total_core_instances(INSTANCE_SLOTS * 32)
-        .max_core_instances_per_component(64)
-        // Each component's share of memories and tables is capped so that the pool holds every
-        // slot's worth: a component declaring a hundred memories fails to load instead of
-        // emptying the pool for every other plugin.
-        .total_memories(INSTANCE_SLOTS * MEMORIES_PER_COMPONENT)
-        .max_memories_per_component(MEMORIES_PER_COMPONENT)
-        .total_tables(INSTANCE_SLOTS * TABLES_PER_COMPONENT)
-        .max_tables_per_component(TABLES_PER_COMPONENT)
-        .max_tables_per_module(4)
-        .table_elements(100_000)
-        .total_stacks(INSTANCE_SLOTS)
-        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT)
-        .table_keep_resident(1 << 16)
-        // Where the kernel can tell (Linux 6.7+), reset only the pages a call dirtied.
-        .pagemap_scan(Enabled::Auto);
     let mut config = Config::new();
     config
         .wasm_component_model(true)
@@ -85,10 +68,34 @@ pub fn engine_with(metering: Metering) -> Result<Engine> {
         .generate_address_map(false)
         // The async stack must hold the wasm stack plus the host frames below it.
         .async_stack_size(MAX_WASM_STACK + (1 << 20))
-        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
     Engine::new(&config)
         .map_err(anyhow::Error::from)
         .context("cannot create the wasmtime engine")
+}
+
+/// The instance pool. Every total holds every slot at the per-component maximum (core
+/// instances, memories, tables), so only the slots (`Runtime::instance_slots`, which calls wait
+/// for) can run out: a component at every maximum, however many calls it runs, never empties
+/// the pool for other plugins. A component over a maximum fails to load instead. (The totals of
+/// core instances are counts, not reservations: instances are allocated on demand.)
+fn pool_config() -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(INSTANCE_SLOTS)
+        .total_core_instances(INSTANCE_SLOTS * CORE_INSTANCES_PER_COMPONENT)
+        .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
+        .total_memories(INSTANCE_SLOTS * MEMORIES_PER_COMPONENT)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT)
+        .total_tables(INSTANCE_SLOTS * TABLES_PER_COMPONENT)
+        .max_tables_per_component(TABLES_PER_COMPONENT)
+        .max_tables_per_module(4)
+        .table_elements(100_000)
+        .total_stacks(INSTANCE_SLOTS)
+        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT)
+        .table_keep_resident(1 << 16)
+        // Where the kernel can tell (Linux 6.7+), reset only the pages a call dirtied.
+        .pagemap_scan(Enabled::Auto);
+    pool
 }
 
 /// Advances the engine's epoch every `EPOCH_TICK` (2 ms) until dropped.
@@ -121,5 +128,20 @@ impl EpochTicker {
 impl Drop for EpochTicker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_holds_every_slot_at_every_per_component_maximum() {
+        let pool = pool_config();
+        assert!(pool.get_total_core_instances() >= INSTANCE_SLOTS * CORE_INSTANCES_PER_COMPONENT);
+        assert!(pool.get_total_memories() >= INSTANCE_SLOTS * MEMORIES_PER_COMPONENT);
+        assert!(pool.get_total_tables() >= INSTANCE_SLOTS * TABLES_PER_COMPONENT);
+        assert!(pool.get_total_stacks() >= INSTANCE_SLOTS);
+        assert_eq!(pool.get_total_component_instances(), INSTANCE_SLOTS);
     }
 }

@@ -89,13 +89,17 @@ pub struct Catalog {
     prompts: Vec<CatalogPrompt>,
     /// Where each resource URI is read from.
     pub resources: ResourceRoutes,
+    /// Plugins served whose resources are not: they claimed URIs another plugin serves.
+    without_resources: Vec<Arc<str>>,
 }
 
 impl Catalog {
-    /// Builds the catalog, plugin by plugin in order. A plugin that would serve a public name or
-    /// a resource URI an earlier one serves is left out whole, with an error naming both, and
-    /// the others are served; a tool, prompt or resource the plugin describes badly is left out
-    /// with a warning naming it. Fails only when no plugin could be served though some were given.
+    /// Builds the catalog, plugin by plugin in order. A plugin that would serve a public name an
+    /// earlier one serves is left out whole, with an error naming both; one that claims resource
+    /// URIs an earlier one serves keeps its tools and prompts, and its resources are left out,
+    /// with an error naming both. A tool, prompt or resource the plugin describes badly is left
+    /// out with a warning naming it. Fails only when no plugin could be served though some were
+    /// given.
     pub fn new(plugins: Vec<Loaded>, in_host: Vec<HostTool>) -> Result<Catalog> {
         let mut tools: BTreeMap<String, CatalogTool> = BTreeMap::new();
         for n in in_host {
@@ -119,17 +123,34 @@ impl Catalog {
         let mut resources = ResourceRoutes::default();
         let mut served = Vec::new();
         let given = plugins.len();
+        let mut without_resources = Vec::new();
         for Loaded { plugin, config } in plugins {
             let added = plugin_tools(&plugin, &config, &tools)
-                .and_then(|new_tools| Ok((new_tools, plugin_prompts(&plugin, &config, &prompts)?)))
-                .and_then(|new| {
-                    resources.add(&plugin)?;
-                    Ok(new)
-                });
+                .and_then(|new_tools| Ok((new_tools, plugin_prompts(&plugin, &config, &prompts)?)));
             match added {
                 Ok((new_tools, new_prompts)) => {
                     tools.extend(new_tools.into_iter().map(|t| (t.public_name.clone(), t)));
                     prompts.extend(new_prompts.into_iter().map(|p| (p.public_name.clone(), p)));
+                    match resources.add(&plugin) {
+                        Ok(None) => {}
+                        Ok(Some(evicted)) => {
+                            tracing::error!(
+                                plugin = &*evicted,
+                                "resources not served (its tools and prompts are): it claimed \
+                                 the scheme named after plugin `{}`, which takes it",
+                                plugin.name
+                            );
+                            without_resources.push(evicted);
+                        }
+                        Err(why) => {
+                            tracing::error!(
+                                plugin = &*plugin.name,
+                                "resources not served (its tools and prompts are): {}",
+                                log_safe(&why)
+                            );
+                            without_resources.push(plugin.name.clone());
+                        }
+                    }
                     served.push(plugin);
                 }
                 Err(why) => {
@@ -147,10 +168,40 @@ impl Catalog {
         );
         Ok(Catalog {
             plugins: served,
+            without_resources,
             tools: tools.into_values().collect(),
             prompts: prompts.into_values().collect(),
             resources,
         })
+    }
+
+    /// Why `candidate`, a new listing of a plugin this catalog serves, cannot replace its
+    /// current one: a public name or resource URIs another plugin serves. A plugin's own relist
+    /// never changes what the others serve.
+    pub fn refuses_relist(&self, candidate: &Loaded) -> Option<String> {
+        let Loaded { plugin, config } = candidate;
+        let others = |owner: &str| owner != &*plugin.name;
+        for tool in &plugin.tools {
+            let name = public_name(&config.prefix, &tool.name);
+            if let Some(served) = self.tool(&name).filter(|t| others(t.backend.owner())) {
+                return Some(format!(
+                    "it lists the tool `{}`, which plugin `{}` serves",
+                    shown(&name),
+                    served.backend.owner()
+                ));
+            }
+        }
+        for prompt in &plugin.prompts {
+            let name = public_name(&config.prefix, &prompt.name);
+            if let Some(served) = self.prompt(&name).filter(|p| others(&p.plugin.name)) {
+                return Some(format!(
+                    "it lists the prompt `{}`, which plugin `{}` serves",
+                    shown(&name),
+                    served.plugin.name
+                ));
+            }
+        }
+        self.resources.claims(plugin).err().map(|d| d.why)
     }
 
     /// The tool served as `public_name`.
@@ -200,7 +251,9 @@ impl Catalog {
 
     /// Plugins that export resources.
     pub fn resource_plugins(&self) -> impl Iterator<Item = &Arc<Plugin>> {
-        self.plugins.iter().filter(|p| p.exports.resources)
+        self.plugins
+            .iter()
+            .filter(|p| p.exports.resources && !self.without_resources.contains(&p.name))
     }
 
     /// Whether any plugin lists resources or templates.

@@ -3,7 +3,10 @@
 //! claim the same URI.
 //!
 //! A plugin's namespaces are the schemes of the URIs and templates it lists when loaded
-//! (`notes:` for `notes://welcome` and `notes://{name}`). The first plugin to claim a namespace owns it: a later plugin claiming it is not served, and
+//! (`notes:` for `notes://welcome` and `notes://{name}`). A scheme named after a plugin is that
+//! plugin's (`notes:` and the plugin `notes`), wherever either stands in the configuration;
+//! any other namespace is the first claimant's in the configuration's order. The plugin that
+//! loses a dispute keeps its tools and prompts, its resources are not served, and
 //! what any plugin lists later is served only inside its own namespaces, so no plugin can take
 //! over or shadow another's URIs by listing them first. `file://` URIs are shared by every
 //! plugin, each only inside the directories it is granted.
@@ -119,6 +122,23 @@ pub(super) fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// What one plugin's listing claims: namespaces, parsed templates, fixed URIs.
+pub(super) struct Claims {
+    namespaces: Vec<Namespace>,
+    templates: Vec<(resources::ResourceTemplate, UriTemplate)>,
+    fixed: Vec<String>,
+}
+
+/// Why a plugin's listing cannot be served beside what another plugin holds.
+pub(super) struct Dispute {
+    /// The plugin holding it.
+    other: Arc<str>,
+    /// The namespace both claim, when that is the dispute.
+    namespace: Option<Namespace>,
+    /// The error, naming both.
+    pub(super) why: String,
+}
+
 /// The routes of every resource URI.
 #[derive(Default)]
 pub struct ResourceRoutes {
@@ -134,7 +154,66 @@ impl ResourceRoutes {
     /// Adds the resources and templates `plugin` listed at load, unless one of them is another
     /// plugin's: then nothing is added, and the error names the other plugin and what both
     /// claim. A resource or template the plugin describes badly is left out with a warning.
-    pub(super) fn add(&mut self, plugin: &Arc<Plugin>) -> Result<(), String> {
+    ///
+    /// One exception, so that no plugin takes another's scheme by loading first: a scheme
+    /// named after a plugin (`notes:` and the plugin `notes`) is that plugin's, and another
+    /// plugin holding it gives way: its resources leave the routes, and its name is returned.
+    pub(super) fn add(&mut self, plugin: &Arc<Plugin>) -> Result<Option<Arc<str>>, String> {
+        let (claims, evicted) = match self.claims(plugin) {
+            Ok(claims) => (claims, None),
+            Err(Dispute {
+                other,
+                namespace: Some(Namespace::Scheme(scheme)),
+                ..
+            }) if scheme.eq_ignore_ascii_case(&plugin.name)
+                && !scheme.eq_ignore_ascii_case(&other) =>
+            {
+                self.evict(&other);
+                (self.claims(plugin).map_err(|d| d.why)?, Some(other))
+            }
+            Err(dispute) => return Err(dispute.why),
+        };
+        let Claims {
+            namespaces,
+            templates,
+            fixed,
+        } = claims;
+        for namespace in namespaces {
+            if !self
+                .namespaces
+                .iter()
+                .any(|(n, o)| *n == namespace && **o == *plugin.name)
+            {
+                self.namespaces.push((namespace, plugin.name.clone()));
+            }
+        }
+        for (template, parsed) in templates {
+            self.templates.push(CatalogTemplate {
+                plugin: plugin.clone(),
+                template,
+                parsed,
+            });
+        }
+        self.templates
+            .sort_by(|a, b| a.template.uri_template.cmp(&b.template.uri_template));
+        let mut routes = self.fixed.write().unwrap_or_else(|e| e.into_inner());
+        for uri in fixed {
+            routes.insert(uri, plugin.clone());
+        }
+        Ok(evicted)
+    }
+
+    /// Takes every route of plugin `name` out.
+    fn evict(&mut self, name: &str) {
+        self.namespaces.retain(|(_, owner)| &**owner != name);
+        self.templates.retain(|t| &*t.plugin.name != name);
+        let mut routes = self.fixed.write().unwrap_or_else(|e| e.into_inner());
+        routes.retain(|_, p| &*p.name != name);
+    }
+
+    /// What `plugin`'s listing claims, checked against what other plugins hold here; nothing
+    /// changes. A resource or template the plugin describes badly is left out with a warning.
+    pub(super) fn claims(&self, plugin: &Arc<Plugin>) -> Result<Claims, Dispute> {
         let mut claimed: Vec<Namespace> = Vec::new();
         let mut templates = Vec::new();
         for template in &plugin.templates {
@@ -148,7 +227,7 @@ impl ResourceRoutes {
             match checked {
                 Ok((namespace, parsed)) => {
                     claimed.push(namespace);
-                    templates.push((template, parsed));
+                    templates.push((template.clone(), parsed));
                 }
                 Err(why) => tracing::warn!(
                     plugin = &*plugin.name,
@@ -163,7 +242,7 @@ impl ResourceRoutes {
             match check_name(&resource.name).and_then(|()| self.owned_by(plugin, &resource.uri)) {
                 Ok(namespace) => {
                     claimed.push(namespace);
-                    fixed.push(&resource.uri);
+                    fixed.push(resource.uri.clone());
                 }
                 Err(why) => tracing::warn!(
                     plugin = &*plugin.name,
@@ -179,11 +258,15 @@ impl ResourceRoutes {
                 .iter()
                 .find(|(other, owner)| **owner != *plugin.name && other.overlaps(namespace))
             {
-                return Err(format!(
-                    "plugins `{owner}` and `{}` both claim the resource URIs of {namespace}; \
-                     serve them from one plugin, or give one of them another scheme",
-                    plugin.name
-                ));
+                return Err(Dispute {
+                    other: owner.clone(),
+                    namespace: Some(namespace.clone()),
+                    why: format!(
+                        "plugins `{owner}` and `{}` both claim the resource URIs of {namespace}; \
+                         serve them from one plugin, or give one of them another scheme",
+                        plugin.name
+                    ),
+                });
             }
         }
         for (template, parsed) in &templates {
@@ -192,49 +275,41 @@ impl ResourceRoutes {
                 .iter()
                 .find(|t| t.plugin.name != plugin.name && t.parsed.overlaps(parsed))
             {
-                return Err(format!(
-                    "plugins `{}` and `{}` both claim resource URIs: their templates `{}` and \
-                     `{}` can match the same URI; serve them from one plugin, or change one \
-                     template",
-                    other.plugin.name,
-                    plugin.name,
-                    other.template.uri_template,
-                    template.uri_template
-                ));
+                return Err(Dispute {
+                    other: other.plugin.name.clone(),
+                    namespace: None,
+                    why: format!(
+                        "plugins `{}` and `{}` both claim resource URIs: their templates `{}` \
+                         and `{}` can match the same URI; serve them from one plugin, or change \
+                         one template",
+                        other.plugin.name,
+                        plugin.name,
+                        shown(&other.template.uri_template),
+                        shown(&template.uri_template)
+                    ),
+                });
             }
         }
         for uri in &fixed {
             if let Some(other) = self.route(uri).filter(|o| o.name != plugin.name) {
-                return Err(format!(
-                    "plugins `{}` and `{}` both claim the resource `{uri}`; serve it from one of \
-                     them",
-                    other.name, plugin.name
-                ));
+                return Err(Dispute {
+                    other: other.name.clone(),
+                    namespace: None,
+                    why: format!(
+                        "plugins `{}` and `{}` both claim the resource `{}`; serve it from one \
+                         of them",
+                        other.name,
+                        plugin.name,
+                        shown(uri)
+                    ),
+                });
             }
         }
-        for namespace in claimed {
-            if !self
-                .namespaces
-                .iter()
-                .any(|(n, o)| *n == namespace && **o == *plugin.name)
-            {
-                self.namespaces.push((namespace, plugin.name.clone()));
-            }
-        }
-        for (template, parsed) in templates {
-            self.templates.push(CatalogTemplate {
-                plugin: plugin.clone(),
-                template: template.clone(),
-                parsed,
-            });
-        }
-        self.templates
-            .sort_by(|a, b| a.template.uri_template.cmp(&b.template.uri_template));
-        let mut routes = self.fixed.write().unwrap_or_else(|e| e.into_inner());
-        for uri in fixed {
-            routes.insert(uri.clone(), plugin.clone());
-        }
-        Ok(())
+        Ok(Claims {
+            namespaces: claimed,
+            templates,
+            fixed,
+        })
     }
 
     /// The namespace of `uri` if `plugin` may serve it: a `file://` URI inside its grants, or any

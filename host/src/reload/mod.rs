@@ -19,16 +19,17 @@ use tokio::sync::mpsc;
 use crate::catalog::{Catalog, InHostTools, Loaded, definition_changes};
 use crate::config::RootsAccess;
 use crate::mcp::{Change, ReloadHooks, Server};
-use crate::runtime::Runtime;
 use crate::runtime::bindings::host::ListKind;
+use crate::runtime::{Runtime, log_safe};
 use crate::setup::{ServeOptions, Wanted, load_plugin, log_loaded};
 
 /// How long to wait for more changes after one, so an editor's or a compiler's burst of writes
 /// is handled once.
 const SETTLE: Duration = Duration::from_millis(200);
-/// Least time between two reloads that only plugins asked for (`notify-list-changed`): a plugin
-/// that asks on every call gets one reload per interval, the last request always honoured.
-const RELIST_INTERVAL: Duration = Duration::from_secs(1);
+/// Least time from the end of one reload to the start of the next, whatever asks for it (a
+/// plugin's `notify-list-changed`, a changed file): a plugin that asks on every call, or that
+/// rewrites a watched file, gets one reload per interval, the last request always honoured.
+const RELOAD_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The reloader: owns the file watcher and the plugins currently loaded.
 pub struct Live {
@@ -66,9 +67,17 @@ pub fn start(
     let watcher = watch_files
         .then(|| {
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
-                Ok(event) => {
+                // Changes only: opening and reading a file (the reload's own reads among them)
+                // is no change, and must not wake the reloader.
+                Ok(event)
+                    if matches!(
+                        event.kind,
+                        EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
+                    ) =>
+                {
                     let _ = events_tx.send(event);
                 }
+                Ok(_) => {}
                 Err(e) => tracing::warn!("file watcher: {e}"),
             })
         })
@@ -128,7 +137,7 @@ impl Live {
         mut relist: mpsc::UnboundedReceiver<(Arc<str>, ListKind)>,
         mut watch_requests: mpsc::UnboundedReceiver<PathBuf>,
     ) {
-        let mut last_relist: Option<tokio::time::Instant> = None;
+        let mut last_reload: Option<tokio::time::Instant> = None;
         loop {
             let mut batch = Vec::new();
             let mut relisted = Relisted::default();
@@ -146,26 +155,30 @@ impl Live {
             while let Ok(asked) = relist.try_recv() {
                 relisted.add(asked);
             }
-            if batch.is_empty()
-                && let Some(last) = last_relist
-            {
-                tokio::time::sleep_until(last + RELIST_INTERVAL).await;
+            let source_changed = self.file_events(&batch);
+            if !source_changed && relisted.plugins.is_empty() {
+                continue;
+            }
+            if let Some(last) = last_reload {
+                tokio::time::sleep_until(last + RELOAD_INTERVAL).await;
                 while let Ok(asked) = relist.try_recv() {
                     relisted.add(asked);
                 }
             }
-            if !relisted.plugins.is_empty() {
-                last_relist = Some(tokio::time::Instant::now());
-            }
-            self.handle(batch, relisted).await;
+            self.reload(&relisted).await;
+            // From the end: a reload that takes long (a large file read and hashed) is followed
+            // by a whole interval without one.
+            last_reload = Some(tokio::time::Instant::now());
         }
     }
 
-    async fn handle(&mut self, batch: Vec<notify::Event>, relisted: Relisted) {
-        let mut reload = !relisted.plugins.is_empty();
+    /// Announces what changed files mean to clients (a resource, a resource list); true when a
+    /// source of the configuration changed (the file itself, a plugin's component).
+    fn file_events(&mut self, batch: &[notify::Event]) -> bool {
+        let mut reload = false;
         let mut resources_listed_changed = false;
         let mut changed_files = HashSet::new();
-        for event in &batch {
+        for event in batch {
             if matches!(event.kind, EventKind::Access(_)) {
                 continue;
             }
@@ -196,9 +209,7 @@ impl Live {
             self.server
                 .announce(Change::ListChanged(ListKind::Resources));
         }
-        if reload {
-            self.reload(&relisted).await;
-        }
+        reload
     }
 
     /// Access rules and the audit log are set up at start; say so when the file changes them, so
@@ -257,8 +268,13 @@ impl Live {
             }
             match load_plugin(&self.runtime, &config).await {
                 Ok(plugin) => {
+                    let candidate = Loaded {
+                        plugin: Arc::new(plugin),
+                        config,
+                    };
                     if let Some(current) = current {
-                        let changes = definition_changes(&current.plugin.tools, &plugin.tools);
+                        let changes =
+                            definition_changes(&current.plugin.tools, &candidate.plugin.tools);
                         // Tool definitions are pinned to the file: a plugin cannot change what
                         // a tool claims to do once a client has seen it.
                         if !changes.is_empty() && relisting_only {
@@ -271,6 +287,18 @@ impl Live {
                             plugins.push(current.clone());
                             continue;
                         }
+                        // A plugin's own relist never changes what other plugins serve.
+                        if relisting_only
+                            && let Some(why) = self.server.catalog().refuses_relist(&candidate)
+                        {
+                            tracing::warn!(
+                                plugin = &*current.plugin.name,
+                                "new listing refused, the previous one keeps serving: {}",
+                                log_safe(&why)
+                            );
+                            plugins.push(current.clone());
+                            continue;
+                        }
                         if !changes.is_empty() {
                             tracing::info!(
                                 plugin = &*current.plugin.name,
@@ -279,11 +307,8 @@ impl Live {
                             );
                         }
                     }
-                    log_loaded(&plugin);
-                    plugins.push(Loaded {
-                        plugin: Arc::new(plugin),
-                        config,
-                    });
+                    log_loaded(&candidate.plugin);
+                    plugins.push(candidate);
                 }
                 Err(e) => match current {
                     Some(current) => {
