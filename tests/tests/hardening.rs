@@ -929,3 +929,69 @@ fn one_plugins_calls_never_take_the_whole_instance_pool() {
     }
     still_serving(&mut s);
 }
+
+/// A plugin that asks for a relist on every call, with the files watched, gets at most one
+/// reload a second: the reload's own reads of the files are no change that starts another.
+#[test]
+fn reloads_hold_to_one_a_second_while_files_are_watched() {
+    let setup = Setup::new("plain");
+    let config = setup.config("");
+    let mut s = Server::start(&["--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    s.wait_ready();
+    let reloads = |s: &Server| s.stderr().matches(" reloaded ").count();
+    let started = Instant::now();
+    for _ in 0..20 {
+        assert_eq!(
+            ok_text(&s.call_tool("hostile_announce", json!({}))),
+            "announced"
+        );
+    }
+    assert!(s.wait_for_stderr(" reloaded ", secs(10)), "{}", s.stderr());
+    // A storm keeps reloading on its own after the calls stop; watch for one.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let seconds = started.elapsed().as_secs_f64();
+    let count = reloads(&s);
+    assert!(
+        count as f64 <= seconds + 1.0,
+        "{count} reloads in {seconds:.1} s:\n{}",
+        s.stderr()
+    );
+    still_serving(&mut s);
+}
+
+/// Compiling costs host memory in proportion to a component's code: a component over
+/// `max_component_mib` or `max_component_functions` is refused before it is compiled (or, over
+/// the size, read), naming the plugin and the setting; the others serve.
+#[test]
+fn components_too_large_to_compile_are_refused_naming_the_plugin() {
+    let dir = tempdir();
+    let adder = wat_component(dir.path(), "generic-adder");
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[server]\nmax_component_mib = 8\nmax_component_functions = 100\n\n\
+             [plugins.adder]\npath = {}\n\n[plugins.big]\npath = {}\n\n[plugins.many]\npath = {}\n",
+            toml_str(&path_str(&adder)),
+            toml_str(&plugin_arg("http-py")),
+            toml_str(&plugin_arg("hostile")),
+        ),
+    );
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    s.wait_ready();
+    let log = s.stderr();
+    let line = |needle: &str| log.lines().find(|l| l.contains(needle)).unwrap_or_default();
+    let big = line("plugin `big`");
+    assert!(
+        big.contains("too large to compile") && big.contains("max_component_mib"),
+        "{log}"
+    );
+    let many = line("plugin `many`");
+    assert!(
+        many.contains("functions, more than 100") && many.contains("max_component_functions"),
+        "{log}"
+    );
+    let sum = s.call_tool("adder_add_add", json!({"x": 2, "y": 3}));
+    assert_eq!(sum["structuredContent"], json!({"result": 5}), "{sum}");
+}

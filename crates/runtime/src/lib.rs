@@ -93,8 +93,8 @@ pub use sandbox::{Root, RootDir};
 pub use secrets::{MIN_REDACTED_LEN, Redactor, SecretGrant, SecretValue};
 pub use shared_limits::{SharedFuture, SharedLimits, SharedSlot, SharedVerdict};
 pub use spec::{
-    AccessMode, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, Reuse, RootsAccess,
-    RootsAt,
+    AccessMode, CompileBounds, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, Reuse,
+    RootsAccess, RootsAt,
 };
 pub use tls::{MAX_CA_FILE_BYTES, TlsTrust, TrustError};
 

@@ -11,7 +11,7 @@ use wasmtime::component::{Component, HasSelf, InstancePre, Linker, ResourceType}
 use super::bindings;
 use super::generic::docs::PackageDocs;
 use super::store::StoreState;
-use crate::{AccessMode, CompileCache, LoadError, PluginSpec, RootsAccess};
+use crate::{AccessMode, CompileBounds, CompileCache, LoadError, PluginSpec, RootsAccess};
 
 /// Reads the component of `spec`, checks it against its pinned SHA-256, composes it with the
 /// components it links, compiles the result (or loads it from the cache) and links it.
@@ -22,13 +22,14 @@ pub(super) fn prepare(
 ) -> Result<Prepared, LoadError> {
     let name = spec.name.as_str();
     let path = spec.path.as_path();
-    let wasm = read_pinned(name, path, spec.sha256)?;
+    let bounds = spec.compile_bounds;
+    let wasm = read_pinned(name, path, spec.sha256, bounds)?;
     let wasm = if spec.links.is_empty() {
         wasm
     } else {
         let mut plugs = Vec::new();
         for link in &spec.links {
-            let bytes = read_pinned(&link.name, &link.path, link.sha256)?;
+            let bytes = read_pinned(&link.name, &link.path, link.sha256, bounds)?;
             plugs.push((link.name.as_str(), bytes));
         }
         super::compose::compose(&wasm, &plugs).map_err(|e| LoadError::Compose {
@@ -44,6 +45,7 @@ pub(super) fn prepare(
             why,
         });
     }
+    check_bounds(name, path, &wasm, bounds)?;
     let wasm_sha256: [u8; 32] = sha2::Sha256::digest(&wasm).into();
     let component =
         cache
@@ -88,12 +90,19 @@ fn read_pinned(
     name: &str,
     path: &std::path::Path,
     pinned: Option<[u8; 32]>,
+    bounds: CompileBounds,
 ) -> Result<Vec<u8>, LoadError> {
-    let wasm = std::fs::read(path).map_err(|source| LoadError::Read {
+    let unreadable = |source| LoadError::Read {
         plugin: name.to_string(),
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    // Refused before it is read: a huge file costs memory to hold too.
+    let size = std::fs::metadata(path).map_err(unreadable)?.len();
+    if size > bounds.max_bytes {
+        return Err(too_large(name, path, size_over(size, bounds)));
+    }
+    let wasm = std::fs::read(path).map_err(unreadable)?;
     if let Some(expected) = pinned {
         let actual: [u8; 32] = sha2::Sha256::digest(&wasm).into();
         if actual != expected {
@@ -106,6 +115,60 @@ fn read_pinned(
         }
     }
     Ok(wasm)
+}
+
+/// Refuses a component (composed with its links) over `bounds`: its bytes, then its functions,
+/// counted from the code sections' headers without decoding a body.
+fn check_bounds(
+    name: &str,
+    path: &std::path::Path,
+    wasm: &[u8],
+    bounds: CompileBounds,
+) -> Result<(), LoadError> {
+    let size = wasm.len() as u64;
+    if size > bounds.max_bytes {
+        return Err(too_large(name, path, size_over(size, bounds)));
+    }
+    let functions = function_count(wasm);
+    if functions > bounds.max_functions {
+        return Err(LoadError::TooLarge {
+            plugin: name.to_string(),
+            path: path.to_path_buf(),
+            what: format!("{functions} functions, more than {}", bounds.max_functions),
+            setting: "max_component_functions",
+        });
+    }
+    Ok(())
+}
+
+/// Functions defined in every core module of `wasm`, nested ones included. A malformed
+/// component counts as far as it parses: compiling it reports the error.
+fn function_count(wasm: &[u8]) -> u64 {
+    wasmparser::Parser::new(0)
+        .parse_all(wasm)
+        .map_while(Result::ok)
+        .map(|payload| match payload {
+            wasmparser::Payload::CodeSectionStart { count, .. } => u64::from(count),
+            _ => 0,
+        })
+        .sum()
+}
+
+fn size_over(size: u64, bounds: CompileBounds) -> String {
+    format!(
+        "{:.1} MiB, more than {} MiB",
+        size as f64 / (1 << 20) as f64,
+        bounds.max_bytes >> 20
+    )
+}
+
+fn too_large(name: &str, path: &std::path::Path, what: String) -> LoadError {
+    LoadError::TooLarge {
+        plugin: name.to_string(),
+        path: path.to_path_buf(),
+        what,
+        setting: "max_component_mib",
+    }
 }
 
 /// A component read, checked, compiled and linked.

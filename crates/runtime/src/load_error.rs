@@ -61,6 +61,22 @@ pub enum LoadError {
         /// What the compiler or the cache said.
         source: Cause,
     },
+    /// The component is larger than the server compiles ([`CompileBounds`](crate::CompileBounds)).
+    #[error(
+        "plugin `{plugin}`: {} is too large to compile: {what} ([server] {setting}; compiling \
+         costs memory in proportion)",
+        path.display()
+    )]
+    TooLarge {
+        /// The plugin's name.
+        plugin: String,
+        /// The component file.
+        path: PathBuf,
+        /// What is over, and the limit.
+        what: String,
+        /// The setting that raises the limit.
+        setting: &'static str,
+    },
     /// A `ca_file` its HTTPS should trust cannot be used.
     #[error("plugin `{plugin}`: {source}")]
     Trust {

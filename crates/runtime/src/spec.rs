@@ -106,6 +106,27 @@ impl Default for Limits {
     }
 }
 
+/// What a component may be before it is compiled: compiling costs host memory in proportion to
+/// its code (a 34 MiB component of 100,000 functions peaked at 681 MiB), so larger ones are
+/// refused with the plugin's name instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompileBounds {
+    /// Bytes of the component file (and of it composed with its links).
+    pub max_bytes: u64,
+    /// Functions in all its core modules.
+    pub max_functions: u64,
+}
+
+impl Default for CompileBounds {
+    fn default() -> Self {
+        CompileBounds {
+            // The Python and JavaScript examples are 12 to 20 MiB with about 13,500 functions.
+            max_bytes: 64 << 20,
+            max_functions: 50_000,
+        }
+    }
+}
+
 /// One plugin as the runtime loads it: the component and every grant and limit it runs under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginSpec {
@@ -144,6 +165,8 @@ pub struct PluginSpec {
     pub ask: bool,
     /// Whether an instance serves more than one call (`reuse = "per-client"`).
     pub reuse: Reuse,
+    /// The largest component it may be, before compiling.
+    pub compile_bounds: CompileBounds,
 }
 
 impl PluginSpec {
@@ -166,6 +189,7 @@ impl PluginSpec {
             sha256: None,
             ask: false,
             reuse: Reuse::Never,
+            compile_bounds: CompileBounds::default(),
         }
     }
 }

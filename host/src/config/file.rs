@@ -214,6 +214,10 @@ pub struct ServerSection {
     pub request_state_ttl_s: Option<u64>,
     /// The default of every plugin's `ask` (default false).
     pub ask: Option<bool>,
+    /// The largest component file compiled, in MiB (default 64).
+    pub max_component_mib: Option<u64>,
+    /// The most functions a component's core modules may define (default 50000).
+    pub max_component_functions: Option<u64>,
     /// A PEM file of certificate authorities every plugin's HTTPS trusts besides the bundled
     /// (Mozilla) set, relative to this file: a private API's, or a proxy's that re-signs traffic.
     pub ca_file: Option<PathBuf>,

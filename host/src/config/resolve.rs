@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use super::file::*;
 use super::model::*;
 use super::{ConfigError, HostPattern, InvalidValue, access, parse_sha256};
-use crate::runtime::{KeyValueGrant, MAX_STORE_BYTES, Reuse, SecretGrant, SecretValue, TlsTrust};
+use crate::runtime::{
+    CompileBounds, KeyValueGrant, MAX_STORE_BYTES, Reuse, SecretGrant, SecretValue, TlsTrust,
+};
 use access::{AccessConfig, Scope};
 
 /// `host-paths` or `/roots`, as `--roots-at` takes them.
@@ -113,10 +115,16 @@ impl Config {
                 ))
             })?;
         }
+        let compile_bounds = resolve_compile_bounds(
+            file.server.max_component_mib,
+            file.server.max_component_functions,
+        )
+        .map_err(|why| ConfigError(format!("{}: [server] {why}", path.display())))?;
         let defaults = PluginDefaults {
             trusted_root: file.sources.trusted_root.as_deref(),
             ask: file.server.ask.unwrap_or(false),
             ca_file: server_ca.as_deref(),
+            compile_bounds,
         };
         let mut plugins = Vec::new();
         for (name, section) in file.plugins {
@@ -281,6 +289,28 @@ struct PluginDefaults<'a> {
     ask: bool,
     /// `[server] ca_file`, resolved and checked: trusted by every plugin, besides its own.
     ca_file: Option<&'a Path>,
+    /// `[server] max_component_mib` and `max_component_functions`.
+    compile_bounds: CompileBounds,
+}
+
+/// `[server] max_component_mib` and `max_component_functions`, checked.
+fn resolve_compile_bounds(
+    max_mib: Option<u64>,
+    max_functions: Option<u64>,
+) -> Result<CompileBounds, String> {
+    let d = CompileBounds::default();
+    let bounds = CompileBounds {
+        max_bytes: max_mib.map_or(d.max_bytes, |m| m.saturating_mul(1 << 20)),
+        max_functions: max_functions.unwrap_or(d.max_functions),
+    };
+    if bounds.max_bytes == 0 || bounds.max_functions == 0 {
+        return Err(
+            "max_component_mib and max_component_functions must be positive\nhow to fix: \
+                    leave them out for the defaults (64 MiB, 50000 functions)"
+                .into(),
+        );
+    }
+    Ok(bounds)
 }
 
 /// `[plugins.NAME]` checked, with paths resolved against `base`; `at` names a field in errors.
@@ -482,6 +512,7 @@ how to fix: keep one of the two",
             secrets,
             network,
             ca_files,
+            compile_bounds: defaults.compile_bounds,
             sha256,
             ask: section.ask.unwrap_or(defaults.ask),
             links: Vec::new(),
