@@ -995,3 +995,27 @@ fn components_too_large_to_compile_are_refused_naming_the_plugin() {
     let sum = s.call_tool("adder_add_add", json!({"x": 2, "y": 3}));
     assert_eq!(sum["structuredContent"], json!({"result": 5}), "{sum}");
 }
+
+/// Updates are matched against the reporting plugin's own templates only, under a cap on its
+/// templates and a bound on the matching work of one call; the rest are dropped, said once.
+#[test]
+fn resource_updates_cost_the_plugin_within_a_bound_and_stall_no_one() {
+    let setup = Setup::new("flood");
+    let mut s = setup.server();
+    assert!(
+        s.wait_for_stderr("resource templates left out", secs(5)),
+        "{}",
+        s.stderr()
+    );
+    let started = Instant::now();
+    let text = ok_text(&s.call_tool("hostile_flood", json!({"count": 3000})));
+    assert_eq!(text, "sent 3000");
+    assert!(
+        s.wait_for_stderr("resource updates of this call dropped", secs(10)),
+        "{}",
+        s.stderr()
+    );
+    // Liveness, not a benchmark: unbounded, 30 such updates took 13.6 s.
+    assert!(started.elapsed() < secs(10), "{:?}", started.elapsed());
+    still_serving(&mut s);
+}

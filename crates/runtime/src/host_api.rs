@@ -249,9 +249,33 @@ impl host::Host for StoreState {
     }
 
     async fn notify_resource_updated(&mut self, uri: String) -> wasmtime::Result<()> {
+        // The host matches each update against the plugin's own templates: that work is the
+        // call's, bounded per call like its output.
+        let steps = (uri.len() as u64).saturating_mul(self.template_bytes.max(1));
+        let over = if uri.len() > MAX_URI_BYTES {
+            Some(format!(
+                "a URI of {} bytes, over {MAX_URI_BYTES}",
+                uri.len()
+            ))
+        } else if self.update_steps.saturating_add(steps) > MAX_UPDATE_MATCH_STEPS {
+            Some("more resource updates in one call than the host matches".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = over {
+            if !self.updates_dropped {
+                self.updates_dropped = true;
+                tracing::warn!(
+                    plugin = &*self.plugin,
+                    "resource updates of this call dropped: {why}"
+                );
+            }
+            return Ok(());
+        }
+        self.update_steps += steps;
         tracing::debug!(
             plugin = &*self.plugin,
-            uri,
+            uri = log_safe(&uri).as_ref(),
             "plugin reports a resource update"
         );
         self.report(PluginEvent::ResourceUpdated(uri));
@@ -368,6 +392,15 @@ impl StoreState {
         }
     }
 }
+
+/// The longest resource URI the host routes (and so the longest update it matches).
+pub const MAX_URI_BYTES: usize = 4096;
+
+/// Work one call's resource updates may cost the host to match, in URI bytes times the bytes
+/// of the plugin's templates (the matcher visits each template position once per URI byte):
+/// about 20 ms of one core. A plugin with one short template sends thousands of updates
+/// within it; one with many long templates and long URIs, a handful.
+const MAX_UPDATE_MATCH_STEPS: u64 = 16 << 20;
 
 /// Requests one `ask` may carry.
 const MAX_REQUESTS_PER_ASK: usize = 16;

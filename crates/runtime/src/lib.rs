@@ -82,6 +82,7 @@ pub use grant_ask::{
     Capability, Decision, GrantDecider, HOST_KEY_PREFIX, MAX_GRANT_QUESTIONS, PendingDecision,
     Unasked, is_env_name,
 };
+pub use host_api::MAX_URI_BYTES;
 pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
 pub use keyvalue::MAX_STORE_BYTES;
 pub use limits::LimitExceeded;

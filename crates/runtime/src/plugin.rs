@@ -876,6 +876,11 @@ impl Plugin {
             limiter: MemoryLimiter::new(&limits),
             output_limit: limits.output_bytes,
             questions_limit: limits.questions_per_call,
+            template_bytes: self
+                .templates
+                .iter()
+                .map(|t| t.uri_template.len() as u64)
+                .sum(),
             keyvalue: self.keyvalue.clone(),
         };
         let mut store = Store::new(

@@ -33,6 +33,12 @@ pub struct StoreState {
     /// most it may: `limits.questions_per_call`.
     pub(super) questions: u64,
     pub(super) questions_limit: u64,
+    /// Bytes of the plugin's URI templates, what matching one of its resource updates costs
+    /// per URI byte; the matching work this call's updates cost so far; whether some were
+    /// dropped for it.
+    pub(super) template_bytes: u64,
+    pub(super) update_steps: u64,
+    pub(super) updates_dropped: bool,
     pub(super) plugin: Arc<str>,
     pub(super) grants: Arc<Grants>,
     /// Hosts and variables the plugin asks for beyond its grants, during this call.
@@ -69,6 +75,7 @@ pub(super) struct Sandbox {
     pub(super) limiter: MemoryLimiter,
     pub(super) output_limit: u64,
     pub(super) questions_limit: u64,
+    pub(super) template_bytes: u64,
     pub(super) keyvalue: Option<Arc<super::keyvalue::KeyValueStore>>,
 }
 
@@ -88,6 +95,7 @@ impl StoreState {
             limiter,
             output_limit,
             questions_limit,
+            template_bytes,
             keyvalue,
         } = sandbox;
         let (asks, network) = call_policies(&plugin, &grants, &call, ask, &clock);
@@ -103,6 +111,9 @@ impl StoreState {
             asked: 0,
             questions: 0,
             questions_limit,
+            template_bytes,
+            update_steps: 0,
+            updates_dropped: false,
             plugin,
             grants,
             asks,
@@ -120,6 +131,8 @@ impl StoreState {
         self.side_output = 0;
         self.asked = 0;
         self.questions = 0;
+        self.update_steps = 0;
+        self.updates_dropped = false;
     }
 
     /// Lets go of the call's context (its event sender, its client channel), so the protocol

@@ -122,6 +122,10 @@ pub(super) fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Resource templates served of one plugin: every URI a client reads, and every update the
+/// plugin reports, is matched against them. Real plugins list a handful.
+pub const MAX_TEMPLATES_PER_PLUGIN: usize = 64;
+
 /// What one plugin's listing claims: namespaces, parsed templates, fixed URIs.
 pub(super) struct Claims {
     namespaces: Vec<Namespace>,
@@ -216,7 +220,14 @@ impl ResourceRoutes {
     pub(super) fn claims(&self, plugin: &Arc<Plugin>) -> Result<Claims, Dispute> {
         let mut claimed: Vec<Namespace> = Vec::new();
         let mut templates = Vec::new();
-        for template in &plugin.templates {
+        if plugin.templates.len() > MAX_TEMPLATES_PER_PLUGIN {
+            tracing::warn!(
+                plugin = &*plugin.name,
+                "{} resource templates left out: a plugin may list {MAX_TEMPLATES_PER_PLUGIN}",
+                plugin.templates.len() - MAX_TEMPLATES_PER_PLUGIN
+            );
+        }
+        for template in plugin.templates.iter().take(MAX_TEMPLATES_PER_PLUGIN) {
             let checked = check_name(&template.name).and_then(|()| {
                 let namespace = Namespace::of_template(&template.uri_template)?;
                 Ok((
@@ -342,6 +353,30 @@ impl ResourceRoutes {
                  templates it listed when loaded)"
             ))
         }
+    }
+
+    /// Whether plugin `name` serves `uri`: the same answer as [`ResourceRoutes::route`] (no two
+    /// plugins' routes overlap), matched against that plugin's own routes only, so what a
+    /// plugin reports costs matching its own templates, never every plugin's.
+    pub fn serves(&self, name: &str, uri: &str) -> bool {
+        if uri.len() > MAX_URI_BYTES {
+            return false;
+        }
+        if let Some(owner) = self
+            .fixed
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(uri)
+        {
+            return &*owner.name == name;
+        }
+        let file = uri
+            .get(..5)
+            .is_some_and(|s| s.eq_ignore_ascii_case("file:"));
+        self.templates
+            .iter()
+            .filter(|t| &*t.plugin.name == name)
+            .any(|t| t.parsed.matches(uri) && (!file || t.plugin.may_serve_file_uri(uri)))
     }
 
     /// The plugin that serves `uri`.

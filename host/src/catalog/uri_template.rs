@@ -12,7 +12,7 @@ use std::collections::HashSet;
 /// Longest template a plugin may declare: matching costs the URI's length times the template's.
 pub const MAX_TEMPLATE_BYTES: usize = 512;
 /// Longest URI routed: longer ones (from a client or a plugin) match nothing.
-pub const MAX_URI_BYTES: usize = 4096;
+pub const MAX_URI_BYTES: usize = crate::runtime::MAX_URI_BYTES;
 
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -90,8 +90,7 @@ impl super::Server {
     pub fn heard_from_cluster(&self, event: ClusterEvent) {
         match event {
             ClusterEvent::ResourceUpdated { plugin, uri } => {
-                let owner = self.catalog().resources.route(&uri).map(|p| p.name.clone());
-                if owner.is_some_and(|o| *o == *plugin) {
+                if self.catalog().resources.serves(&plugin, &uri) {
                     self.announce(Change::ResourceUpdated(uri));
                 }
             }

@@ -5,6 +5,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Matching work (URI bytes times template bytes) done on the async worker itself; more runs on
+/// a blocking thread, so a plugin's long URIs and templates never stall other requests.
+const MATCH_INLINE_STEPS: usize = 64 * 1024;
+
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -56,9 +60,24 @@ pub(super) async fn forward(
                 }
             }
             PluginEvent::ResourceUpdated(uri) => {
-                // A plugin speaks only for the resources it serves.
-                let owner = session.server.catalog().resources.route(&uri);
-                if owner.is_some_and(|o| o.name == plugin.name) {
+                // A plugin speaks only for the resources it serves; matching its templates is
+                // bounded per call by the runtime, and a costly match runs off the workers.
+                let catalog = session.server.catalog();
+                let cost = uri.len()
+                    * plugin
+                        .templates
+                        .iter()
+                        .map(|t| t.uri_template.len())
+                        .sum::<usize>();
+                let serves = if cost < MATCH_INLINE_STEPS {
+                    catalog.resources.serves(&plugin.name, &uri)
+                } else {
+                    let (name, checked) = (plugin.name.clone(), uri.clone());
+                    tokio::task::spawn_blocking(move || catalog.resources.serves(&name, &checked))
+                        .await
+                        .unwrap_or(false)
+                };
+                if serves {
                     session
                         .server
                         .announce_from(&plugin.name, Change::ResourceUpdated(uri));
