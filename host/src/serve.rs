@@ -181,6 +181,13 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
                 body_timeout: config.http.body_timeout,
                 max_sessions: config.http.max_sessions,
                 max_sessions_per_client: config.http.max_sessions_per_client,
+                connections: transport::http::conn::ConnectionLimits {
+                    total: config.http.max_connections,
+                    per_address: config.http.max_connections_per_address,
+                    trusted_proxies: transport::http::client_address::TrustedProxies::new(
+                        config.http.trusted_proxies.clone(),
+                    ),
+                },
             };
             tracing::info!(
                 plugins,

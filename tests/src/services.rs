@@ -196,7 +196,7 @@ pub fn start_nginx(http_body: &dyn Fn(&str) -> String) -> Service {
         }
         let conf = format!(
             "daemon off;\nmaster_process off;\nworker_processes 1;\npid {pid};\n\
-             error_log {error_log} info;\nevents {{\n    worker_connections 256;\n}}\n\
+             error_log {error_log} info;\nevents {{\n    worker_connections 4096;\n}}\n\
              http {{\n{temp_paths}{body}\n}}\n",
             pid = at("nginx.pid"),
             error_log = at("error.log"),
@@ -484,6 +484,7 @@ impl Nginx {
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_buffering off;
             proxy_request_buffering off;
             proxy_read_timeout 600s;

@@ -186,3 +186,111 @@ fn without_a_shared_key_a_round_trip_fails_across_processes() {
     let done = ca.stateless_result("tools/call", retry, &caps());
     assert_eq!(tool_text(&done), "Hello, Alice!");
 }
+
+// ---------------------------------------------------------------------------
+// Behind a trusted proxy
+// ---------------------------------------------------------------------------
+
+/// A TCP connection to `to` from the loopback address `from`.
+fn connect_from(from: &str, to: &str) -> std::net::TcpStream {
+    let to: std::net::SocketAddr = to.parse().unwrap();
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let local: std::net::SocketAddr = format!("{from}:0").parse().unwrap();
+    socket.bind(&local.into()).unwrap();
+    socket.connect(&to.into()).unwrap();
+    socket.into()
+}
+
+/// `initialize` posted from `from` to `to` (`HOST:PORT`): the HTTP status line and the body.
+fn initialize_from(from: &str, to: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "crowd", "version": "1"}}})
+    .to_string();
+    let mut stream = connect_from(from, to);
+    stream.set_read_timeout(Some(secs(60))).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {to}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+/// Whether the server closed `stream` (it reads the end at once).
+fn is_closed(stream: &mut std::net::TcpStream) -> bool {
+    use std::io::Read as _;
+    stream.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 64];
+    !matches!(stream.read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+/// Behind nginx, which the server trusts, each client is the address nginx names: 300 clients
+/// from 300 addresses, at once, each opening a session, are all served; meanwhile one address
+/// holds 1,000 connections straight to the server without sending a request, and keeps only
+/// its own share of them.
+#[test]
+fn behind_a_trusted_proxy_300_clients_are_served_while_one_address_holds_1000_slow_connections() {
+    let dir = tempdir();
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[server.http]\ntrusted_proxies = [\"127.0.0.1\"]\n\n\
+             [plugins.conformance]\npath = {}\nprefix = \"\"\n",
+            toml_str(&plugin_arg("conformance"))
+        ),
+    );
+    let server = HttpServer::start(&["--no-watch", "--config", &path_str(&config)]);
+    let nginx = Nginx::start(&[&server.addr]);
+    let balancer = nginx
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+
+    let mut slow: Vec<std::net::TcpStream> = (0..1000)
+        .map(|_| connect_from("127.0.0.2", &server.addr))
+        .collect();
+
+    let start = std::sync::Arc::new(std::sync::Barrier::new(300));
+    let clients: Vec<_> = (0..300)
+        .map(|i| {
+            let (start, balancer) = (start.clone(), balancer.clone());
+            std::thread::spawn(move || {
+                let from = format!("127.0.{}.{}", 10 + i / 200, 1 + i % 200);
+                start.wait();
+                (from.clone(), initialize_from(&from, &balancer))
+            })
+        })
+        .collect();
+    for client in clients {
+        let (from, answer) = client.join().unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.1 200") && answer.contains("\"protocolVersion\""),
+            "client {from} was not served:\n{answer}\n{}",
+            server.stderr()
+        );
+    }
+    assert!(
+        !nginx.access_log_upstreams().iter().any(|u| u == "-"),
+        "nginx reached no server for some request"
+    );
+    // The slow address kept its own share: the connections past it gave way, oldest first.
+    let deadline = std::time::Instant::now() + secs(10);
+    let held = loop {
+        let mut held = 0;
+        for stream in &mut slow {
+            held += usize::from(!is_closed(stream));
+        }
+        if held <= 128 || std::time::Instant::now() > deadline {
+            break held;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(held <= 128, "one address holds {held} connections");
+}

@@ -255,6 +255,15 @@ pub struct HttpSection {
     /// Initialize-based sessions open at once from one client: a token, or an anonymous
     /// client's address (default 64).
     pub max_sessions_per_client: Option<usize>,
+    /// Addresses or CIDRs of proxies whose `Forwarded` / `X-Forwarded-For` name the client
+    /// (default none: every client is its TCP peer).
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
+    /// Connections open at once from all clients (default 1024).
+    pub max_connections: Option<usize>,
+    /// Connections open at once from one address; trusted proxies count toward
+    /// `max_connections` only (default 128).
+    pub max_connections_per_address: Option<usize>,
 }
 
 /// `[plugins.NAME]`

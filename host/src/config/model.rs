@@ -84,6 +84,12 @@ pub struct HttpConfig {
     pub max_sessions: usize,
     /// Initialize-based sessions open at once, from one client.
     pub max_sessions_per_client: usize,
+    /// Proxies whose `Forwarded` / `X-Forwarded-For` name the client.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Connections open at once, from all clients.
+    pub max_connections: usize,
+    /// Connections open at once from one address (a trusted proxy's are not counted here).
+    pub max_connections_per_address: usize,
 }
 
 impl Default for HttpConfig {
@@ -100,6 +106,9 @@ impl Default for HttpConfig {
             // share, not the server.
             max_sessions: 1024,
             max_sessions_per_client: 64,
+            trusted_proxies: Vec::new(),
+            max_connections: 1024,
+            max_connections_per_address: 128,
         }
     }
 }

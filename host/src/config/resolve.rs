@@ -236,6 +236,14 @@ fn resolve_traces(section: &TelemetrySection) -> Result<TraceConfig, String> {
     })
 }
 
+/// An address (one host) or a CIDR.
+fn parse_net(entry: &str) -> Result<ipnet::IpNet, String> {
+    entry
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("`{entry}` is neither an address nor a CIDR"))
+}
+
 /// `[server.http]` with defaults filled in.
 fn resolve_http(http_section: &HttpSection, path: &Path) -> Result<HttpConfig, ConfigError> {
     let defaults = HttpConfig::default();
@@ -264,6 +272,24 @@ fn resolve_http(http_section: &HttpSection, path: &Path) -> Result<HttpConfig, C
         max_sessions_per_client: http_section
             .max_sessions_per_client
             .unwrap_or(defaults.max_sessions_per_client),
+        trusted_proxies: http_section
+            .trusted_proxies
+            .iter()
+            .map(|entry| parse_net(entry))
+            .collect::<Result<_, _>>()
+            .map_err(|why| {
+                ConfigError(format!(
+                    "{}: [server.http] trusted_proxies: {why}\nhow to fix: list addresses or \
+                     CIDRs such as \"10.0.0.0/8\" or \"127.0.0.1\"",
+                    path.display()
+                ))
+            })?,
+        max_connections: http_section
+            .max_connections
+            .unwrap_or(defaults.max_connections),
+        max_connections_per_address: http_section
+            .max_connections_per_address
+            .unwrap_or(defaults.max_connections_per_address),
     };
     if http.session_idle_timeout.is_zero()
         || http.max_body_bytes == 0
@@ -271,10 +297,13 @@ fn resolve_http(http_section: &HttpSection, path: &Path) -> Result<HttpConfig, C
         || http.body_timeout.is_zero()
         || http.max_sessions == 0
         || http.max_sessions_per_client == 0
+        || http.max_connections == 0
+        || http.max_connections_per_address == 0
     {
         return Err(ConfigError(format!(
             "{}: [server.http] session_idle_timeout_s, max_body_mib, header_timeout_s, \
-             body_timeout_s, max_sessions and max_sessions_per_client must be positive",
+             body_timeout_s, max_sessions, max_sessions_per_client, max_connections and \
+             max_connections_per_address must be positive",
             path.display()
         )));
     }

@@ -5,6 +5,7 @@
 //! `axum::middleware::from_fn`: a request that passes goes on to the route's own future, with no
 //! boxed future or cloned `Next` per request.
 
+use super::client_address::ClientAddress;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -53,9 +54,18 @@ fn check(state: &AppState, request: &Request, keys_fetched: bool) -> Checked {
             other => return other,
         };
     if !identity.authenticated {
-        // The accept loop (conn.rs) gives every request its peer's address.
-        identity.client = match request.extensions().get::<ConnectInfo<SocketAddr>>() {
-            Some(ConnectInfo(peer)) => format!("{}@{}", identity.client, peer.ip()),
+        // The accept loop (conn.rs) gives every request its client's address: its peer's, or
+        // the one a trusted proxy names.
+        let address = request
+            .extensions()
+            .get::<ClientAddress>()
+            .map(|c| c.0)
+            .or_else(|| {
+                let ConnectInfo(peer) = request.extensions().get::<ConnectInfo<SocketAddr>>()?;
+                Some(peer.ip())
+            });
+        identity.client = match address {
+            Some(ip) => format!("{}@{ip}", identity.client),
             None => format!("{}@unknown", identity.client),
         }
         .into();

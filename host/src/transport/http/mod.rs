@@ -8,6 +8,7 @@
 
 mod auth;
 mod caller;
+pub mod client_address;
 pub mod conn;
 mod error;
 pub mod guard;
@@ -72,6 +73,8 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// Initialize-based sessions open at once from one client.
     pub max_sessions_per_client: usize,
+    /// Connections open at once, and the proxies whose forwarding headers name the client.
+    pub connections: conn::ConnectionLimits,
 }
 
 struct AppState {
@@ -136,7 +139,14 @@ pub async fn serve(
     tracing::info!("serving MCP over HTTP at http://{address}/mcp");
     // The address on stdout's sibling, stderr, for scripts that pass port 0.
     eprintln!("palisade: listening on http://{address}/mcp");
-    conn::serve(listener, app, options.header_timeout, shutdown).await?;
+    conn::serve(
+        listener,
+        app,
+        options.header_timeout,
+        options.connections.clone(),
+        shutdown,
+    )
+    .await?;
     // Streams ended at once; their requests finish here and their clients read the rest on
     // another replica.
     if let Some(shared) = &state.shared {

@@ -86,6 +86,7 @@ fn app_and_server(with_token: bool) -> (axum::Router, Arc<Server>) {
         body_timeout: Duration::from_secs(5),
         max_sessions: 4,
         max_sessions_per_client: 2,
+        connections: Default::default(),
     };
     let app = router(Arc::new(AppState {
         server: server.clone(),
