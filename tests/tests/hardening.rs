@@ -1026,3 +1026,26 @@ fn resource_updates_cost_the_plugin_within_a_bound_and_stall_no_one() {
     assert!(started.elapsed() < secs(10), "{:?}", started.elapsed());
     still_serving(&mut s);
 }
+
+/// Calls that build answers far over their output limit are refused without the host copying
+/// them, and their instances are reset off the async workers: 16 at once leave other plugins
+/// answering. (How fast they answer meanwhile is `./dev bench`'s "errors of 100 MiB" row.)
+#[test]
+fn concurrent_huge_answers_are_refused_and_stall_no_one() {
+    let setup = Setup::new("plain");
+    let mut s = setup.server_with("[plugins.hostile.limits]\nconcurrent_calls = 16\n");
+    let ids: Vec<Value> = (0..16)
+        .map(|_| {
+            s.send_request(
+                "tools/call",
+                json!({"name": "hostile_huge_error", "arguments": {"mib": 100}}),
+            )
+        })
+        .collect();
+    still_serving(&mut s);
+    for id in ids {
+        let answer = s.wait_response(&id, default_timeout());
+        error_text(&answer["result"], "output limit");
+    }
+    still_serving(&mut s);
+}

@@ -802,13 +802,15 @@ impl Plugin {
         live.calls += 1;
         match outcome {
             Some(Ok(value)) => {
-                if let Some(client) = reuse_for {
-                    self.keep_for(client, live);
+                match reuse_for {
+                    Some(client) => self.keep_for(client, live),
+                    None => live.retire(),
                 }
                 Ok(value)
             }
             // A call that failed leaves its instance behind: a trap can stop it anywhere.
             Some(Err(err)) => {
+                live.retire();
                 if let Some(limit) = limit_hit(&err, &limits) {
                     tracing::warn!(plugin = &*self.name, "plugin stopped: {limit}");
                     return Err(CallError::Limit(self.name.clone(), limit));
@@ -822,7 +824,10 @@ impl Plugin {
                 );
                 Err(CallError::Stopped(format!("plugin `{}` {why}", self.name)))
             }
-            None => Err(time_limit()),
+            None => {
+                live.retire();
+                Err(time_limit())
+            }
         }
     }
 
@@ -927,6 +932,7 @@ impl Plugin {
                 memory,
                 "instance not kept: it served its calls or grew past its memory bound"
             );
+            live.retire();
             return;
         }
         self.kept.keep(self.id, client, live);

@@ -23,6 +23,8 @@ struct Attack {
     label: String,
     tool: &'static str,
     arguments: Value,
+    /// Clients making the call at once.
+    attackers: usize,
 }
 
 fn attacks(dir_entries: usize) -> Vec<Attack> {
@@ -31,36 +33,49 @@ fn attacks(dir_entries: usize) -> Vec<Attack> {
             label: "argument check: ^(a+)+$ on 50 kB".into(),
             tool: "hostile_regex",
             arguments: json!({ "s": format!("{}!", "a".repeat(50_000)) }),
+            attackers: ATTACKERS,
         },
         Attack {
             label: "host call: open a FIFO".into(),
             tool: "hostile_open",
             arguments: json!({"path": "/data/pipe"}),
+            attackers: ATTACKERS,
         },
         Attack {
             label: format!("host call: list {dir_entries} directory entries"),
             tool: "hostile_count_dir",
             arguments: json!({"path": "/data/big"}),
+            attackers: ATTACKERS,
         },
         Attack {
             label: "host call: 4 GiB of random bytes".into(),
             tool: "hostile_random",
             arguments: json!({"bytes": 1u64 << 32}),
+            attackers: ATTACKERS,
         },
         Attack {
             label: "answers past the output limit".into(),
             tool: "misbehave_output",
             arguments: json!({"bytes": 5_000_000}),
+            attackers: ATTACKERS,
         },
         Attack {
             label: "list_changed storm".into(),
             tool: "hostile_announce",
             arguments: json!({}),
+            attackers: ATTACKERS,
+        },
+        Attack {
+            label: "16 clients: errors of 100 MiB".into(),
+            tool: "hostile_huge_error",
+            arguments: json!({"mib": 100}),
+            attackers: 16,
         },
         Attack {
             label: "CPU: spin to the time limit".into(),
             tool: "misbehave_spin",
             arguments: json!({}),
+            attackers: ATTACKERS,
         },
     ]
 }
@@ -74,7 +89,7 @@ pub struct UnderAttack {
 impl UnderAttack {
     pub fn print(&self) {
         println!(
-            "\nunder attack: hello_greet over HTTP (stateless) while {ATTACKERS} clients attack another plugin"
+            "\nunder attack: hello_greet over HTTP (stateless) while {ATTACKERS} clients (unless the row says) attack another plugin"
         );
         println!(
             "{:<44} {:>9} {:>9} {:>9} {:>9}",
@@ -173,7 +188,7 @@ pub fn measure(
             let stop = Arc::new(AtomicBool::new(false));
             let made = Arc::new(AtomicU64::new(0));
             let mut attackers = Vec::new();
-            for _ in 0..ATTACKERS {
+            for _ in 0..attack.attackers {
                 let mut client = HttpClient::connect(server.addr, Mode::Stateless).await?;
                 let (stop, made) = (stop.clone(), made.clone());
                 let (tool, arguments) = (attack.tool, attack.arguments.clone());

@@ -471,3 +471,22 @@ fn rpc_error(error: CallError, what: &str) -> RpcError {
         CallError::Host(e) => super::incident::host_failure(what, &format_args!("{e:#}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plugin_too_busy_now_is_server_busy_and_a_stopped_call_an_internal_error() {
+        let busy = rpc_error(
+            CallError::Limit("p".into(), LimitExceeded::Concurrency { limit: 16 }),
+            "resources/read",
+        );
+        assert_eq!(busy.code, super::super::session::SERVER_BUSY);
+        let spent = rpc_error(
+            CallError::Limit("p".into(), LimitExceeded::Fuel { per_call: 1 }),
+            "resources/read",
+        );
+        assert_eq!(spent.code, INTERNAL_ERROR);
+    }
+}
