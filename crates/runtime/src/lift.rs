@@ -103,10 +103,17 @@ impl<F: Future> Future for Budgeted<F> {
 
 /// Runs `f` with `budget` in force for what it lifts on this thread.
 pub fn with_budget<R>(budget: Arc<LiftBudget>, f: impl FnOnce() -> R) -> R {
-    let previous = CURRENT.with(|c| c.replace(Some(budget)));
-    let result = f();
-    CURRENT.with(|c| *c.borrow_mut() = previous);
-    result
+    /// Puts the previous budget back when dropped: also when `f` panics, so a caught panic
+    /// never leaves this call's budget in force on the thread.
+    struct Restore(Option<Arc<LiftBudget>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            CURRENT.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(CURRENT.with(|c| c.replace(Some(budget))));
+    f()
 }
 
 /// The element count (or string length, in code units) of a lowered pointer/length pair.
