@@ -178,14 +178,17 @@ fn https_trusts_the_operators_authority_and_says_why_it_does_not_trust_others() 
     drop(s);
 
     // `[server] ca_file` is every plugin's.
-    let config = config_file(
-        dir.path(),
-        &format!(
-            "[server]\nca_file = {}\n\n{}",
-            toml_str(&path_str(&ca)),
-            plugin_section("untrusting", "http-client", &api, None)
-        ),
-    );
+    let server_ca = |ca: &Path| {
+        config_file(
+            dir.path(),
+            &format!(
+                "[server]\nca_file = {}\n\n{}",
+                toml_str(&path_str(ca)),
+                plugin_section("untrusting", "http-client", &api, None)
+            ),
+        )
+    };
+    let config = server_ca(&ca);
     let mut s = Server::builder()
         .args(["--no-watch", "--config", &path_str(&config)])
         .start();
@@ -196,14 +199,7 @@ fn https_trusts_the_operators_authority_and_says_why_it_does_not_trust_others() 
     // A file that holds no certificate is refused before serving, naming the field.
     let bogus = dir.path().join("bogus.pem");
     std::fs::write(&bogus, "not a certificate\n").unwrap();
-    let config = config_file(
-        dir.path(),
-        &format!(
-            "[server]\nca_file = {}\n\n{}",
-            toml_str(&path_str(&bogus)),
-            plugin_section("untrusting", "http-client", &api, None)
-        ),
-    );
+    let config = server_ca(&bogus);
     let out = assert_serve_refused(
         &["--no-watch", "--config", &path_str(&config)],
         "[server] ca_file",

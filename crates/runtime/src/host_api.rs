@@ -168,30 +168,32 @@ impl host::Host for StoreState {
         &mut self,
         request: ElicitationRequest,
     ) -> wasmtime::Result<Result<ElicitationResponse, String>> {
-        let mut request = InputRequest::Elicit(request);
-        if let Err(why) = self.vet_question(&mut request)? {
-            return Ok(Err(why));
-        }
-        Ok(match self.ask_one("elicit", request).await {
-            Ok(InputResponse::Elicit(answer)) => Ok(answer),
-            Ok(_) => Err("the client answered something else than an elicitation".into()),
-            Err(why) => Err(why),
-        })
+        Ok(
+            match self
+                .ask_one("elicit", InputRequest::Elicit(request))
+                .await?
+            {
+                Ok(InputResponse::Elicit(answer)) => Ok(answer),
+                Ok(_) => Err("the client answered something else than an elicitation".into()),
+                Err(why) => Err(why),
+            },
+        )
     }
 
     async fn sample(
         &mut self,
         request: SamplingRequest,
     ) -> wasmtime::Result<Result<SamplingResponse, String>> {
-        let mut request = InputRequest::Sample(request);
-        if let Err(why) = self.vet_question(&mut request)? {
-            return Ok(Err(why));
-        }
-        Ok(match self.ask_one("sample", request).await {
-            Ok(InputResponse::Sample(answer)) => Ok(answer),
-            Ok(_) => Err("the client answered something else than a sampling result".into()),
-            Err(why) => Err(why),
-        })
+        Ok(
+            match self
+                .ask_one("sample", InputRequest::Sample(request))
+                .await?
+            {
+                Ok(InputResponse::Sample(answer)) => Ok(answer),
+                Ok(_) => Err("the client answered something else than a sampling result".into()),
+                Err(why) => Err(why),
+            },
+        )
     }
 
     async fn ask(
@@ -369,7 +371,20 @@ impl StoreState {
 
     /// `elicit` and `sample`, the single-question forms of `ask`: their keys number the
     /// questions in the order the plugin asks them, the same on every attempt of a call.
+    /// `Err` stops the call (past `questions_per_call`); `Ok(Err)` is the plugin's to handle.
     async fn ask_one(
+        &mut self,
+        kind: &str,
+        mut request: InputRequest,
+    ) -> wasmtime::Result<Result<InputResponse, String>> {
+        if let Err(why) = self.vet_question(&mut request)? {
+            return Ok(Err(why));
+        }
+        Ok(self.send_one(kind, request).await)
+    }
+
+    /// [`StoreState::ask_one`] for a question already vetted.
+    async fn send_one(
         &mut self,
         kind: &str,
         request: InputRequest,

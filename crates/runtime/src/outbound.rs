@@ -61,19 +61,19 @@ pub(crate) async fn send(
         authority(&to.host, to.port)
     );
     let options = options.unwrap_or_default();
-    let until = |wait: Option<Duration>| match wait {
-        Some(wait) => deadline.min(Instant::now() + wait),
-        None => deadline,
+    let until = |wait: Option<Duration>| wait_until(wait, deadline);
+    // A step of setting up the connection, given up when its time runs out.
+    let step = |what: &'static str| {
+        let shown = shown.clone();
+        move |_| Failure {
+            error: Error::ConnectionTimeout,
+            why: Some(format!("{shown}: no {what} before the call's time ran out")),
+        }
     };
 
     let tcp = tokio::time::timeout_at(until(options.connect_timeout), connect(&to))
         .await
-        .map_err(|_| Failure {
-            error: Error::ConnectionTimeout,
-            why: Some(format!(
-                "{shown}: no connection before the call's time ran out"
-            )),
-        })?
+        .map_err(step("connection"))?
         .map_err(|e| Failure {
             why: Some(format!("{shown}: cannot connect: {e}")),
             error: Error::ConnectionRefused,
@@ -88,12 +88,7 @@ pub(crate) async fn send(
         let tls =
             tokio::time::timeout_at(until(options.connect_timeout), connector.connect(name, tcp))
                 .await
-                .map_err(|_| Failure {
-                    error: Error::ConnectionTimeout,
-                    why: Some(format!(
-                        "{shown}: no TLS handshake before the call's time ran out"
-                    )),
-                })?
+                .map_err(step("TLS handshake"))?
                 .map_err(|e| tls_failure(&shown, &e))?;
         Either::Right(tls)
     } else {
@@ -150,7 +145,10 @@ pub(crate) async fn send(
             incoming,
             between_bytes,
             deadline,
-            timer: Box::pin(tokio::time::sleep_until(next_wait(between_bytes, deadline))),
+            timer: Box::pin(tokio::time::sleep_until(wait_until(
+                between_bytes,
+                deadline,
+            ))),
         }
         .boxed_unsync()
     });
@@ -240,10 +238,9 @@ fn certificate_reason(why: &rustls::CertificateError) -> String {
     }
 }
 
-/// When a body waiting for its next frame gives up: after `between_bytes`, and never past the
-/// call's deadline.
-fn next_wait(between_bytes: Option<Duration>, deadline: Instant) -> Instant {
-    match between_bytes {
+/// When a wait gives up: after `wait` (a request option), and never past the call's deadline.
+fn wait_until(wait: Option<Duration>, deadline: Instant) -> Instant {
+    match wait {
         Some(wait) => deadline.min(Instant::now() + wait),
         None => deadline,
     }
@@ -267,7 +264,7 @@ impl http_body::Body for TimedBody {
     ) -> Poll<Option<Result<http_body::Frame<Bytes>, Error>>> {
         match Pin::new(&mut self.incoming).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
-                let next = next_wait(self.between_bytes, self.deadline);
+                let next = wait_until(self.between_bytes, self.deadline);
                 self.timer.as_mut().reset(next);
                 Poll::Ready(Some(Ok(frame)))
             }

@@ -86,6 +86,8 @@ pub struct Plugin {
     pub resources: Vec<resources::Resource>,
     /// The resource templates it listed at load.
     pub templates: Vec<resources::ResourceTemplate>,
+    /// Bytes of those templates: what matching one of its resource updates costs per URI byte.
+    template_bytes: u64,
     /// The prompts it listed at load.
     pub prompts: Vec<prompts::Prompt>,
     /// The prompts and templates whose arguments it completes.
@@ -183,6 +185,12 @@ struct Listing {
 }
 
 impl Plugin {
+    /// Bytes of its resource templates: matching a URI against them costs about this many
+    /// steps per URI byte.
+    pub fn template_bytes(&self) -> u64 {
+        self.template_bytes
+    }
+
     /// Refuses a directory grant that holds the compile cache or lies inside it: the plugin
     /// could write native code the server runs. Checked at every load, and by the server
     /// before it starts.
@@ -326,6 +334,7 @@ impl Plugin {
             tools: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            template_bytes: 0,
             prompts: Vec::new(),
             completable: Vec::new(),
             generic,
@@ -368,6 +377,9 @@ impl Plugin {
         }
         plugin.resources = listing.resources;
         plugin.templates = listing.templates;
+        plugin.template_bytes = (plugin.templates.iter())
+            .map(|t| t.uri_template.len() as u64)
+            .sum();
         plugin.prompts = listing.prompts;
         plugin.completable = listing.completable;
         Ok(plugin)
@@ -881,11 +893,7 @@ impl Plugin {
             limiter: MemoryLimiter::new(&limits),
             output_limit: limits.output_bytes,
             questions_limit: limits.questions_per_call,
-            template_bytes: self
-                .templates
-                .iter()
-                .map(|t| t.uri_template.len() as u64)
-                .sum(),
+            template_bytes: self.template_bytes,
             keyvalue: self.keyvalue.clone(),
         };
         let mut store = Store::new(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// Matching work (URI bytes times template bytes) done on the async worker itself; more runs on
 /// a blocking thread, so a plugin's long URIs and templates never stall other requests.
-const MATCH_INLINE_STEPS: usize = 64 * 1024;
+const MATCH_INLINE_STEPS: u64 = 64 * 1024;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -63,12 +63,7 @@ pub(super) async fn forward(
                 // A plugin speaks only for the resources it serves; matching its templates is
                 // bounded per call by the runtime, and a costly match runs off the workers.
                 let catalog = session.server.catalog();
-                let cost = uri.len()
-                    * plugin
-                        .templates
-                        .iter()
-                        .map(|t| t.uri_template.len())
-                        .sum::<usize>();
+                let cost = (uri.len() as u64).saturating_mul(plugin.template_bytes());
                 let serves = if cost < MATCH_INLINE_STEPS {
                     catalog.resources.serves(&plugin.name, &uri)
                 } else {
