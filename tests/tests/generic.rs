@@ -399,7 +399,7 @@ fn what_a_hostile_component_returns_is_bounded_and_checked() {
     for (name, needle) in [
         ("gen_wild", "out of bounds"),
         ("gen_far", "out of bounds"),
-        ("gen_not-a-char", "invalid char"),
+        ("gen_not-a-char", "out of range for `char`"),
     ] {
         let result = s.call_tool(name, json!({}));
         error_text(&result, needle);

@@ -424,34 +424,3 @@ const AWAITING: &str = "awaiting the client's answer: this attempt ends, and the
                         with the answer (MCP 2026-07-28)";
 
 impl super::bindings::types::Host for StoreState {}
-
-/// The `host` interface exactly as its bindings name it in the linker.
-const HOST_INTERFACE: &str = "palisade:plugin/host@0.1.0";
-
-/// Replaces the `host` imports whose arguments carry lists (`sample`, `ask`) in `linker` (which
-/// must hold the generated ones): their arguments are lifted as views under the call's lift
-/// budget (see `lift`), then handled as before.
-pub fn add_bounded_imports(
-    linker: &mut wasmtime::component::Linker<StoreState>,
-) -> anyhow::Result<()> {
-    use super::lift::{InputRequestView, IntoOwned as _, Many, SamplingRequestView, Text};
-    linker.allow_shadowing(true);
-    let mut instance = linker.instance(HOST_INTERFACE)?;
-    instance.func_wrap_async("sample", |mut store, (request,): (SamplingRequestView,)| {
-        Box::new(async move {
-            let answer = host::Host::sample(store.data_mut(), request.into_owned()).await?;
-            Ok((answer,))
-        })
-    })?;
-    instance.func_wrap_async(
-        "ask",
-        |mut store, (requests,): (Many<(Text, InputRequestView)>,)| {
-            Box::new(async move {
-                let answers = host::Host::ask(store.data_mut(), requests.into_owned()).await?;
-                Ok((answers,))
-            })
-        },
-    )?;
-    linker.allow_shadowing(false);
-    Ok(())
-}

@@ -5,9 +5,9 @@
 //!
 //! The whole store is held in memory and written to its file (whole, through a temporary file,
 //! synced) after every change: stores are small (the cap is at most [`MAX_STORE_BYTES`]), and a
-//! change is on disk when the call that made it returns. Arguments are lifted as the views of
-//! `lift.rs`, charged to the call's output budget: a `list<string>` of keys cannot make the host
-//! copy more than the limit. Counters (`atomics.increment`) are 8 bytes, little-endian.
+//! change is on disk when the call that made it returns. Arguments are lifted under the store's
+//! hostcall fuel (`copy_bound.rs`): a `list<string>` of keys cannot make the host copy more than
+//! that. Counters (`atomics.increment`) are 8 bytes, little-endian.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -17,7 +17,6 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use wasmtime::component::{ComponentType, Lift, Linker, Lower, Resource, ResourceType};
 
-use super::lift::{Bytes, IntoOwned as _, Many, Text};
 use super::store::StoreState;
 
 /// The largest store a plugin may be granted.
@@ -248,8 +247,7 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     )?;
     store.func_wrap(
         "open",
-        |mut store, (identifier,): (Text,)| -> Answer<Resource<Bucket>> {
-            let identifier = identifier.into_owned();
+        |mut store, (identifier,): (String,)| -> Answer<Resource<Bucket>> {
             let state = store.data_mut();
             let opened = (|| {
                 let kv = store_of(state)?;
@@ -272,22 +270,22 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     )?;
     store.func_wrap(
         "[method]bucket.get",
-        |store, (bucket, key): (Resource<Bucket>, Text)| -> Answer<Option<Vec<u8>>> {
+        |store, (bucket, key): (Resource<Bucket>, String)| -> Answer<Option<Vec<u8>>> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;
-                Ok(kv.read_with(|b| b.get(&name).and_then(|keys| keys.get(&key.0)).cloned()))
+                Ok(kv.read_with(|b| b.get(&name).and_then(|keys| keys.get(&key)).cloned()))
             }),))
         },
     )?;
     store.func_wrap(
         "[method]bucket.set",
-        |store, (bucket, key, value): (Resource<Bucket>, Text, Bytes)| -> Answer<()> {
+        |store, (bucket, key, value): (Resource<Bucket>, String, Vec<u8>)| -> Answer<()> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;
                 kv.change(|b| {
-                    b.entry(name).or_default().insert(key.0, value.0);
+                    b.entry(name).or_default().insert(key, value);
                     Ok(())
                 })
             }),))
@@ -295,12 +293,12 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     )?;
     store.func_wrap(
         "[method]bucket.delete",
-        |store, (bucket, key): (Resource<Bucket>, Text)| -> Answer<()> {
+        |store, (bucket, key): (Resource<Bucket>, String)| -> Answer<()> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;
                 kv.change(|b| {
-                    remove(b, &name, &key.0);
+                    remove(b, &name, &key);
                     Ok(())
                 })
             }),))
@@ -308,11 +306,11 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     )?;
     store.func_wrap(
         "[method]bucket.exists",
-        |store, (bucket, key): (Resource<Bucket>, Text)| -> Answer<bool> {
+        |store, (bucket, key): (Resource<Bucket>, String)| -> Answer<bool> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;
-                Ok(kv.read_with(|b| b.get(&name).is_some_and(|keys| keys.contains_key(&key.0))))
+                Ok(kv.read_with(|b| b.get(&name).is_some_and(|keys| keys.contains_key(&key))))
             }),))
         },
     )?;
@@ -345,23 +343,23 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     let mut atomics = linker.instance(ATOMICS)?;
     atomics.func_wrap(
         "increment",
-        |store, (bucket, key, delta): (Resource<Bucket>, Text, u64)| -> Answer<u64> {
+        |store, (bucket, key, delta): (Resource<Bucket>, String, u64)| -> Answer<u64> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;
                 kv.change(|b| {
                     let keys = b.entry(name).or_default();
-                    let current = match keys.get(&key.0) {
+                    let current = match keys.get(&key) {
                         None => 0,
                         Some(v) => u64::from_le_bytes(v.as_slice().try_into().map_err(|_| {
                             KvError::Other(format!(
                                 "the value of `{}` is not a counter (8 bytes, little-endian)",
-                                key.0
+                                key
                             ))
                         })?),
                     };
                     let next = current.wrapping_add(delta);
-                    keys.insert(key.0, next.to_le_bytes().to_vec());
+                    keys.insert(key, next.to_le_bytes().to_vec());
                     Ok(next)
                 })
             }),))
@@ -371,17 +369,16 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     let mut batch = linker.instance(BATCH)?;
     batch.func_wrap(
         "get-many",
-        |store, (bucket, keys): (Resource<Bucket>, Many<Text>)| -> Answer<Vec<Found>> {
+        |store, (bucket, keys): (Resource<Bucket>, Vec<String>)| -> Answer<Vec<Found>> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;
                 Ok(kv.read_with(|b| {
                     let bucket = b.get(&name);
-                    keys.0
-                        .into_iter()
+                    keys.into_iter()
                         .map(|key| {
-                            let value = bucket.and_then(|k| k.get(&key.0)).cloned();
-                            value.map(|v| (key.0, v))
+                            let value = bucket.and_then(|k| k.get(&key)).cloned();
+                            value.map(|v| (key, v))
                         })
                         .collect()
                 }))
@@ -390,14 +387,14 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     )?;
     batch.func_wrap(
         "set-many",
-        |store, (bucket, pairs): (Resource<Bucket>, Many<(Text, Bytes)>)| -> Answer<()> {
+        |store, (bucket, pairs): (Resource<Bucket>, Vec<(String, Vec<u8>)>)| -> Answer<()> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;
                 kv.change(|b| {
                     let keys = b.entry(name).or_default();
-                    for (key, value) in pairs.0 {
-                        keys.insert(key.0, value.0);
+                    for (key, value) in pairs {
+                        keys.insert(key, value);
                     }
                     Ok(())
                 })
@@ -406,13 +403,13 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     )?;
     batch.func_wrap(
         "delete-many",
-        |store, (bucket, keys): (Resource<Bucket>, Many<Text>)| -> Answer<()> {
+        |store, (bucket, keys): (Resource<Bucket>, Vec<String>)| -> Answer<()> {
             let state = store.data();
             Ok((store_of(state).and_then(|kv| {
                 let name = bucket_name(state, &bucket)?;
                 kv.change(|b| {
-                    for key in keys.0 {
-                        remove(b, &name, &key.0);
+                    for key in keys {
+                        remove(b, &name, &key);
                     }
                     Ok(())
                 })

@@ -195,6 +195,9 @@ impl ResourceLimiter for MemoryLimiter {
 
 /// The limit that stopped a call, when a limit did.
 pub fn limit_hit(err: &wasmtime::Error, limits: &Limits) -> Option<LimitExceeded> {
+    if let Some(limit) = super::copy_bound::output_limit_hit(err, limits) {
+        return Some(limit);
+    }
     if let Some(limit) = err.chain().find_map(|c| c.downcast_ref::<LimitExceeded>()) {
         return Some(limit.clone());
     }

@@ -215,7 +215,6 @@ fn link(
     super::wasi_guard::add_to_linker(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     bindings::palisade::plugin::host::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
-    super::host_api::add_bounded_imports(&mut linker)?;
     super::wasi_config::add_to_linker(&mut linker)?;
     if spec.keyvalue.is_some() {
         super::keyvalue::add_to_linker(&mut linker)?;

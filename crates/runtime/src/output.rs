@@ -1,10 +1,13 @@
 //! How many bytes what a plugin sends during a call weighs, for the output limit: the payload
 //! (text, bytes, JSON) and every string beside it (annotations, icons, `_meta`), plus
 //! [`ITEM_BYTES`] for each item of a list, so a million empty content blocks weigh what their
-//! JSON does. Bytes are counted raw, before base64. (Answers are counted as they are lifted, in
-//! [`lift`](super::lift), by the same rules.)
+//! JSON does. Bytes are counted raw, before base64. A call's answer is weighed by the same rules
+//! once lifted ([`within_limit`]); what lifting may copy before that is bounded by the store's
+//! hostcall fuel (`copy_bound.rs`).
 
-use super::bindings::{host, types};
+use super::bindings::{completion, host, prompts, resources, tools, types};
+use super::generic::value::Value;
+use super::limits::LimitExceeded;
 
 /// What one item of a list (a content block, a list entry, an annotation) adds besides its
 /// strings: about the JSON framing it becomes.
@@ -15,6 +18,38 @@ pub trait OutputSize {
     fn output_size(&self) -> u64;
 }
 
+/// `answer`, if it weighs no more than `limit` bytes.
+pub fn within_limit<T: OutputSize>(answer: T, limit: u64) -> Result<T, LimitExceeded> {
+    let bytes = answer.output_size();
+    if bytes > limit {
+        return Err(LimitExceeded::Output {
+            bytes,
+            limit_bytes: limit,
+        });
+    }
+    Ok(answer)
+}
+
+/// Numbers, flags and cases weigh nothing of their own: the record or list around them does.
+macro_rules! weightless {
+    ($($ty:ty),*) => {$(
+        impl OutputSize for $ty {
+            fn output_size(&self) -> u64 {
+                0
+            }
+        }
+    )*};
+}
+weightless!(
+    bool,
+    u32,
+    u64,
+    f64,
+    types::Role,
+    types::IconTheme,
+    types::ErrorCode
+);
+
 impl OutputSize for String {
     fn output_size(&self) -> u64 {
         self.len() as u64
@@ -24,6 +59,21 @@ impl OutputSize for String {
 impl<T: OutputSize> OutputSize for Option<T> {
     fn output_size(&self) -> u64 {
         self.as_ref().map_or(0, OutputSize::output_size)
+    }
+}
+
+impl<T: OutputSize, E: OutputSize> OutputSize for Result<T, E> {
+    fn output_size(&self) -> u64 {
+        match self {
+            Ok(ok) => ok.output_size(),
+            Err(err) => err.output_size(),
+        }
+    }
+}
+
+impl<A: OutputSize, B: OutputSize> OutputSize for (A, B) {
+    fn output_size(&self) -> u64 {
+        self.0.output_size().saturating_add(self.1.output_size())
     }
 }
 
@@ -44,7 +94,7 @@ macro_rules! sum {
 
 impl OutputSize for types::Annotations {
     fn output_size(&self) -> u64 {
-        sum!(self.last_modified) + self.audience.len() as u64 * ITEM_BYTES + ITEM_BYTES
+        sum!(self.last_modified, self.audience).saturating_add(ITEM_BYTES)
     }
 }
 
@@ -84,6 +134,137 @@ impl OutputSize for types::ResourceContents {
             types::ResourceBody::Blob(b) => b.len(),
         };
         sum!(self.uri, self.mime_type, self.meta).saturating_add(body as u64)
+    }
+}
+
+impl OutputSize for types::PluginError {
+    fn output_size(&self) -> u64 {
+        sum!(self.message, self.data)
+    }
+}
+
+impl OutputSize for tools::ToolAnnotations {
+    fn output_size(&self) -> u64 {
+        sum!(self.title)
+    }
+}
+
+impl OutputSize for tools::Tool {
+    fn output_size(&self) -> u64 {
+        sum!(
+            self.name,
+            self.title,
+            self.description,
+            self.input_schema,
+            self.output_schema,
+            self.annotations,
+            self.icons,
+            self.meta
+        )
+    }
+}
+
+impl OutputSize for tools::CallResult {
+    fn output_size(&self) -> u64 {
+        sum!(self.content, self.structured_content, self.meta)
+    }
+}
+
+impl OutputSize for resources::Resource {
+    fn output_size(&self) -> u64 {
+        sum!(
+            self.uri,
+            self.name,
+            self.title,
+            self.description,
+            self.mime_type,
+            self.annotations,
+            self.icons,
+            self.meta,
+            self.file
+        )
+    }
+}
+
+impl OutputSize for resources::ResourceTemplate {
+    fn output_size(&self) -> u64 {
+        sum!(
+            self.uri_template,
+            self.name,
+            self.title,
+            self.description,
+            self.mime_type,
+            self.annotations,
+            self.icons,
+            self.meta
+        )
+    }
+}
+
+impl OutputSize for prompts::PromptArgument {
+    fn output_size(&self) -> u64 {
+        sum!(self.name, self.title, self.description)
+    }
+}
+
+impl OutputSize for prompts::Prompt {
+    fn output_size(&self) -> u64 {
+        sum!(
+            self.name,
+            self.title,
+            self.description,
+            self.arguments,
+            self.icons,
+            self.meta
+        )
+    }
+}
+
+impl OutputSize for prompts::PromptMessage {
+    fn output_size(&self) -> u64 {
+        self.content.output_size()
+    }
+}
+
+impl OutputSize for prompts::PromptResult {
+    fn output_size(&self) -> u64 {
+        sum!(self.description, self.messages, self.meta)
+    }
+}
+
+impl OutputSize for completion::CompletionRef {
+    fn output_size(&self) -> u64 {
+        match self {
+            completion::CompletionRef::Prompt(name) => name.output_size(),
+            completion::CompletionRef::ResourceTemplate(uri) => uri.output_size(),
+        }
+    }
+}
+
+impl OutputSize for completion::CompletionResult {
+    fn output_size(&self) -> u64 {
+        self.values.output_size()
+    }
+}
+
+/// A generic component's result: its strings and bytes, [`ITEM_BYTES`] per list item and per
+/// record, tuple or case.
+impl OutputSize for Value {
+    fn output_size(&self) -> u64 {
+        match self {
+            Value::String(s) => s.output_size(),
+            Value::Bytes(b) => b.len() as u64,
+            Value::List(items) => items.output_size(),
+            Value::Fields(fields) => fields
+                .iter()
+                .map(OutputSize::output_size)
+                .fold(ITEM_BYTES, u64::saturating_add),
+            Value::Case(_, payload) => payload
+                .as_deref()
+                .map_or(0, OutputSize::output_size)
+                .saturating_add(ITEM_BYTES),
+            _ => 0,
+        }
     }
 }
 

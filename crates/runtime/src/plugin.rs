@@ -7,7 +7,7 @@ use anyhow::Result;
 use futures_util::FutureExt as _;
 use wasmtime::component::{
     Component, ComponentExportIndex, ComponentNamedList, ComponentType, Instance, InstancePre,
-    Lift, Lower,
+    Lift, Lower, Val,
 };
 use wasmtime::{Store, UpdateDeadline};
 
@@ -15,16 +15,13 @@ use super::Runtime;
 use super::bindings::{completion, prompts, resources, tools, types};
 use super::call::CallContext;
 use super::gate::Gate;
-use super::generic::{GenericFunc, GenericTools, NameCollision, ResultShape, abi, value};
+use super::generic::types::Signature;
+use super::generic::{GenericFunc, GenericTools, NameCollision, val, value};
 use super::grant_ask::CallClock;
 use super::http_handler;
-use super::lift::{
-    Budgeted, CallResultView, CompletionRefView, CompletionResultView, IntoOwned, LiftBudget, Many,
-    PluginErrorView, PromptResultView, PromptView, ResourceContentsView, ResourceTemplateView,
-    ResourceView, ToolView,
-};
 use super::limits::{LimitExceeded, MemoryLimiter, describe_failure, limit_hit};
 use super::link::{Prepared, prepare};
+use super::output::{OutputSize, within_limit};
 use super::reuse::{KeptInstances, Live};
 use super::sandbox::{Grants, OutputCapture, wasi_context};
 use super::secrets::Redactor;
@@ -154,24 +151,24 @@ impl Funcs {
     }
 }
 
-/// Calls the export `func` with `params` in `instance`, lifting its answer as the view `V` (under
-/// the call's lift budget, see [`lift`](super::lift)) and moving it into the bindings' type.
+/// Calls the export `func` with `params` in `instance`: its answer, if within the output limit.
+/// (What lifting it may copy is bounded by the store's hostcall fuel, `copy_bound.rs`.)
 async fn call_export<P, V>(
     store: &mut Store<StoreState>,
     instance: &Instance,
     func: &Option<ComponentExportIndex>,
     params: P,
-) -> wasmtime::Result<V::Owned>
+) -> wasmtime::Result<V>
 where
     P: ComponentNamedList + Lower + Send + Sync + 'static,
-    V: ComponentType + Lift + IntoOwned + Send + Sync + 'static,
+    V: ComponentType + Lift + OutputSize + Send + Sync + 'static,
 {
     let func = func
         .as_ref()
         .ok_or_else(|| wasmtime::format_err!("the plugin does not export this function"))?;
     let typed = instance.get_typed_func::<P, (V,)>(&mut *store, func)?;
-    let (view,) = typed.call_async(&mut *store, params).await?;
-    Ok(view.into_owned())
+    let (answer,) = typed.call_async(&mut *store, params).await?;
+    Ok(within_limit(answer, store.data().output_limit)?)
 }
 
 /// Everything a plugin lists, read at load in a single instance.
@@ -417,18 +414,18 @@ impl Plugin {
             let mut listing = Listing::default();
             if funcs.list_tools.is_some() {
                 listing.tools =
-                    call_export::<(), Many<ToolView>>(store, instance, &funcs.list_tools, ())
+                    call_export::<(), Vec<tools::Tool>>(store, instance, &funcs.list_tools, ())
                         .await?;
             }
             if funcs.list_resources.is_some() {
-                listing.resources = call_export::<(), Many<ResourceView>>(
+                listing.resources = call_export::<(), Vec<resources::Resource>>(
                     store,
                     instance,
                     &funcs.list_resources,
                     (),
                 )
                 .await?;
-                listing.templates = call_export::<(), Many<ResourceTemplateView>>(
+                listing.templates = call_export::<(), Vec<resources::ResourceTemplate>>(
                     store,
                     instance,
                     &funcs.list_resource_templates,
@@ -437,12 +434,16 @@ impl Plugin {
                 .await?;
             }
             if funcs.list_prompts.is_some() {
-                listing.prompts =
-                    call_export::<(), Many<PromptView>>(store, instance, &funcs.list_prompts, ())
-                        .await?;
+                listing.prompts = call_export::<(), Vec<prompts::Prompt>>(
+                    store,
+                    instance,
+                    &funcs.list_prompts,
+                    (),
+                )
+                .await?;
             }
             if funcs.completable.is_some() {
-                listing.completable = call_export::<(), Many<CompletionRefView>>(
+                listing.completable = call_export::<(), Vec<completion::CompletionRef>>(
                     store,
                     instance,
                     &funcs.completable,
@@ -501,35 +502,42 @@ impl Plugin {
         if let Some(adapter) = &self.wasmcp {
             return self.call_wasmcp(adapter, &name, arguments, call).await;
         }
-        self.call_fallible::<_, CallResultView>(call, self.funcs.call_tool, (name, arguments))
+        self.call_fallible::<_, tools::CallResult>(call, self.funcs.call_tool, (name, arguments))
             .await
     }
 
-    /// Calls the export at `export` with `args` (values of its parameters' types) in a fresh
-    /// instance: its result, lifted under the output budget (see `generic::abi`).
+    /// Calls the export at `export`, of type `signature`, with `args` (values of its
+    /// parameters' types) in a fresh instance, through wasmtime's dynamic values: its result,
+    /// if within the output limit.
     async fn call_dynamic(
         &self,
         call: CallContext,
         export: ComponentExportIndex,
-        (flat_params, shape): (bool, ResultShape),
+        signature: &Signature,
         args: Vec<value::Value>,
     ) -> Result<Option<value::Value>, CallError> {
+        if args.len() != signature.params.len() {
+            return Err(CallError::Host(anyhow::anyhow!(
+                "{} arguments for {} parameters",
+                args.len(),
+                signature.params.len()
+            )));
+        }
+        let params = (signature.params.iter().zip(&args))
+            .map(|((_, ty), value)| val::to_val(ty, value))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CallError::Host(e.into()))?;
         self.run(call, async move |store, instance| {
-            if flat_params {
-                let args = abi::Args(args);
-                return call_typed_result(store, instance, export, shape, args).await;
-            }
-            // Parameters in memory: the smallest block that holds them.
-            macro_rules! in_block {
-                ($($size:literal),*) => {$(
-                    if takes::<abi::HeapArgs<$size>>(store, instance, export, shape) {
-                        let args = abi::HeapArgs::<$size>(args);
-                        return call_typed_result(store, instance, export, shape, args).await;
-                    }
-                )*};
-            }
-            in_block!(64, 256, 1024, 4096, 16384, 65536);
-            wasmtime::bail!("the parameters take more than 64 KiB")
+            let func = instance
+                .get_func(&mut *store, export)
+                .ok_or_else(|| wasmtime::format_err!("the plugin does not export this function"))?;
+            let mut results = vec![Val::Bool(false); usize::from(signature.result.is_some())];
+            func.call_async(&mut *store, &params, &mut results).await?;
+            let (Some(ty), Some(result)) = (&signature.result, results.pop()) else {
+                return Ok(None);
+            };
+            let value = val::from_val(ty, result)?;
+            Ok(Some(within_limit(value, store.data().output_limit)?))
         })
         .await
     }
@@ -547,7 +555,7 @@ impl Plugin {
                 .call_dynamic(
                     CallContext::default(),
                     endpoint.export,
-                    endpoint.call_shape(),
+                    &endpoint.signature,
                     args,
                 )
                 .await?;
@@ -581,7 +589,7 @@ impl Plugin {
             )
             .map_err(CallError::Stopped)?;
         let result = self
-            .call_dynamic(call, endpoint.export, endpoint.call_shape(), args)
+            .call_dynamic(call, endpoint.export, &endpoint.signature, args)
             .await?;
         wasmcp::call_result(endpoint, name, result)
             .map_err(|message| plugin_error(types::ErrorCode::Internal, message))
@@ -624,12 +632,7 @@ impl Plugin {
             )
         })?;
         let result = self
-            .call_dynamic(
-                call,
-                func.export(),
-                (func.flat_params(), func.result_shape),
-                args,
-            )
+            .call_dynamic(call, func.export(), &func.signature, args)
             .await?;
         Ok(func.render(result))
     }
@@ -641,7 +644,7 @@ impl Plugin {
     ) -> Result<Vec<resources::Resource>, CallError> {
         let func = self.funcs.list_resources;
         self.run(call, async move |store, instance| {
-            call_export::<(), Many<ResourceView>>(store, instance, &func, ()).await
+            call_export::<(), Vec<resources::Resource>>(store, instance, &func, ()).await
         })
         .await
     }
@@ -652,8 +655,12 @@ impl Plugin {
         uri: String,
         call: CallContext,
     ) -> Result<Vec<types::ResourceContents>, CallError> {
-        self.call_fallible::<_, Many<ResourceContentsView>>(call, self.funcs.read_resource, (uri,))
-            .await
+        self.call_fallible::<_, Vec<types::ResourceContents>>(
+            call,
+            self.funcs.read_resource,
+            (uri,),
+        )
+        .await
     }
 
     /// Fills in the prompt `name` (the plugin's own name).
@@ -663,8 +670,12 @@ impl Plugin {
         arguments: Vec<(String, String)>,
         call: CallContext,
     ) -> Result<prompts::PromptResult, CallError> {
-        self.call_fallible::<_, PromptResultView>(call, self.funcs.get_prompt, (name, arguments))
-            .await
+        self.call_fallible::<_, prompts::PromptResult>(
+            call,
+            self.funcs.get_prompt,
+            (name, arguments),
+        )
+        .await
     }
 
     /// Suggests values for an argument of a prompt or resource template.
@@ -676,7 +687,7 @@ impl Plugin {
         call: CallContext,
     ) -> Result<completion::CompletionResult, CallError> {
         let params = (target, argument.0, argument.1, context);
-        self.call_fallible::<_, CompletionResultView>(call, self.funcs.complete, params)
+        self.call_fallible::<_, completion::CompletionResult>(call, self.funcs.complete, params)
             .await
     }
 
@@ -687,13 +698,13 @@ impl Plugin {
         call: CallContext,
         func: Option<ComponentExportIndex>,
         params: P,
-    ) -> Result<V::Owned, CallError>
+    ) -> Result<V, CallError>
     where
         P: ComponentNamedList + Lower + Send + Sync + 'static,
-        V: ComponentType + Lift + IntoOwned + Send + Sync + 'static,
+        V: ComponentType + Lift + OutputSize + Send + Sync + 'static,
     {
         self.run(call, async move |store, instance| {
-            call_export::<P, Result<V, PluginErrorView>>(store, instance, &func, params).await
+            call_export::<P, Result<V, types::PluginError>>(store, instance, &func, params).await
         })
         .await?
         .map_err(|mut e| {
@@ -770,19 +781,15 @@ impl Plugin {
         store.set_epoch_deadline(1);
 
         let started = Instant::now();
-        // What the plugin answers is lifted under its output limit (see `lift`).
-        let run = Budgeted::new(
-            async {
-                let instance = match live.instance {
-                    Some(instance) => instance,
-                    None => *live
-                        .instance
-                        .insert(self.pre.instantiate_async(&mut live.store).await?),
-                };
-                f(&mut live.store, &instance).await
-            },
-            LiftBudget::new(limits.output_bytes),
-        );
+        let run = async {
+            let instance = match live.instance {
+                Some(instance) => instance,
+                None => *live
+                    .instance
+                    .insert(self.pre.instantiate_async(&mut live.store).await?),
+            };
+            f(&mut live.store, &instance).await
+        };
         // The epoch check only fires while wasm runs; the timeout bounds time spent in host calls
         // too. It is armed only for a call that does not finish in its first poll: most finish
         // there, and a new timer that is the runtime's earliest makes tokio wake the thread
@@ -901,6 +908,7 @@ impl Plugin {
             StoreState::new(sandbox, call, self.spec.ask, clock),
         );
         store.limiter(|state| &mut state.limiter);
+        store.set_hostcall_fuel(super::copy_bound::hostcall_fuel(&limits));
         store.epoch_deadline_callback(move |store| {
             if Instant::now() >= store.data().asks.clock().deadline() {
                 Err(wasmtime::Error::new(LimitExceeded::Time {
@@ -988,57 +996,6 @@ fn json_arguments(arguments: &str) -> Result<serde_json::Value, CallError> {
             types::ErrorCode::InvalidParams,
             format!("the arguments are not JSON: {e}"),
         )
-    })
-}
-
-/// Whether `export` takes parameters of type `P` (with a result of `shape`).
-fn takes<P>(
-    store: &mut Store<StoreState>,
-    instance: &Instance,
-    export: ComponentExportIndex,
-    shape: ResultShape,
-) -> bool
-where
-    P: ComponentNamedList + Lower + Send + Sync + 'static,
-{
-    match shape {
-        ResultShape::None => instance
-            .get_typed_func::<P, ()>(&mut *store, export)
-            .is_ok(),
-        ResultShape::Flat => instance
-            .get_typed_func::<P, (abi::FlatAnswer,)>(&mut *store, export)
-            .is_ok(),
-        ResultShape::Memory => instance
-            .get_typed_func::<P, (abi::Answer,)>(&mut *store, export)
-            .is_ok(),
-    }
-}
-
-/// Calls `export` with `args` (of the parameters' type `P`) and lifts its result as `shape` says.
-async fn call_typed_result<P>(
-    store: &mut Store<StoreState>,
-    instance: &Instance,
-    export: ComponentExportIndex,
-    shape: ResultShape,
-    args: P,
-) -> wasmtime::Result<Option<value::Value>>
-where
-    P: ComponentNamedList + Lower + Send + Sync + 'static,
-{
-    Ok(match shape {
-        ResultShape::None => {
-            let typed = instance.get_typed_func::<P, ()>(&mut *store, export)?;
-            typed.call_async(&mut *store, args).await?;
-            None
-        }
-        ResultShape::Flat => {
-            let typed = instance.get_typed_func::<P, (abi::FlatAnswer,)>(&mut *store, export)?;
-            Some(typed.call_async(&mut *store, args).await?.0.0)
-        }
-        ResultShape::Memory => {
-            let typed = instance.get_typed_func::<P, (abi::Answer,)>(&mut *store, export)?;
-            Some(typed.call_async(&mut *store, args).await?.0.0)
-        }
     })
 }
 

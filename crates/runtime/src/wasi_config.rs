@@ -7,7 +7,6 @@
 
 use wasmtime::component::{ComponentType, Lift, Linker, Lower};
 
-use super::lift::{IntoOwned as _, Text};
 use super::store::StoreState;
 
 /// The instance names of the versions served.
@@ -34,10 +33,7 @@ enum ConfigError {
 pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
     for name in INTERFACES {
         let mut instance = linker.instance(name)?;
-        // The key is lifted as `Text`: charged to the call's output budget like anything else
-        // a plugin hands the host.
-        instance.func_wrap("get", |store, (key,): (Text,)| {
-            let key = key.into_owned();
+        instance.func_wrap("get", |store, (key,): (String,)| {
             let grants = &store.data().grants;
             let value = grants
                 .config

@@ -1,7 +1,7 @@
 //! Components built with the wasmcp toolkit: they export `wasmcp:mcp-v20251125/tools` (or the
 //! 2025-06-18 package), whose `list-tools` and `call-tool` take a message context and MCP
-//! records. This adapter calls them through the generic path (`generic::abi`, under the output
-//! budget) and maps their records onto Palisade's, so their tools are served unchanged.
+//! records. This adapter calls them through the generic path (wasmtime's dynamic values, under
+//! the output limit) and maps their records onto Palisade's, so their tools are served unchanged.
 //!
 //! The adapter reads the functions' types from the component, not from a copy of the toolkit's
 //! WIT: the context is built from its own type (every option empty, the protocol version set,
@@ -19,7 +19,6 @@ use wasmtime::component::{Component, ComponentExportIndex};
 use super::bindings::{tools, types};
 use super::generic::types::{Signature, WitType};
 use super::generic::value::{self, Value};
-use super::generic::{ResultShape, result_shape};
 
 /// The exported interfaces the adapter serves, by prefix (any 0.1.x version).
 const PACKAGES: [&str; 2] = ["wasmcp:mcp-v20251125/tools@", "wasmcp:mcp-v20250618/tools@"];
@@ -43,8 +42,6 @@ pub struct Endpoint {
     pub export: ComponentExportIndex,
     /// Its types.
     pub signature: Signature,
-    /// How its result comes back.
-    pub shape: ResultShape,
 }
 
 /// A wasmcp tools component's two functions.
@@ -56,13 +53,6 @@ pub struct Wasmcp {
     pub list_tools: Endpoint,
     /// `call-tool`.
     pub call_tool: Endpoint,
-}
-
-impl Endpoint {
-    /// Whether its parameters go flat, and how its result comes back.
-    pub fn call_shape(&self) -> (bool, ResultShape) {
-        (self.signature.flat_params(), self.shape)
-    }
 }
 
 impl Wasmcp {
@@ -94,12 +84,7 @@ impl Wasmcp {
             if signature.params.len() != 2 {
                 return Err(format!("`{interface}#{name}` does not take (ctx, request)"));
             }
-            let shape = result_shape(&signature);
-            Ok(Endpoint {
-                export,
-                signature,
-                shape,
-            })
+            Ok(Endpoint { export, signature })
         };
         Some((|| {
             Ok(Wasmcp {

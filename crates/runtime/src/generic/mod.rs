@@ -7,13 +7,13 @@
 //! doc comments ([`docs`]), and leaves out, with the reason, what no JSON call can drive
 //! (resources, streams, async exports, componentize-py's internal `exports.init`). A call
 //! converts the JSON arguments to component values ([`value`]), calls the export through
-//! [`abi`], and renders the result: `ok` and plain results as text and structured content,
+//! wasmtime's dynamic values ([`val`]), and renders the result: `ok` and plain results as text and structured content,
 //! `err` as a tool error.
 
-pub mod abi;
 pub mod docs;
 pub mod schema;
 pub mod types;
+pub mod val;
 pub mod value;
 
 use sha2::Digest as _;
@@ -35,26 +35,6 @@ const MAX_INSTANCE_DEPTH: usize = 8;
 /// Most functions a component may offer as tools: each costs a schema and a catalog entry.
 pub const MAX_FUNCTIONS: usize = 1024;
 
-/// How a function's result comes back, which decides how it is lifted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResultShape {
-    /// No result.
-    None,
-    /// One core value.
-    Flat,
-    /// Through a pointer into the plugin's memory.
-    Memory,
-}
-
-/// How the result of a function of `signature` comes back.
-pub fn result_shape(signature: &Signature) -> ResultShape {
-    match signature.result.as_ref().map(WitType::flat_count) {
-        None => ResultShape::None,
-        Some(1) => ResultShape::Flat,
-        Some(_) => ResultShape::Memory,
-    }
-}
-
 /// An exported function served as a tool.
 #[derive(Debug, Clone)]
 pub struct GenericFunc {
@@ -67,8 +47,6 @@ pub struct GenericFunc {
     pub function: String,
     /// Its parameters and result.
     pub signature: Signature,
-    /// How its result comes back.
-    pub result_shape: ResultShape,
     /// The description the tool is listed with.
     pub description: String,
     export: ComponentExportIndex,
@@ -217,7 +195,6 @@ impl GenericTools {
                 return;
             }
         };
-        let result_shape = result_shape(&signature);
         let short_interface = at.path.last().map(|p| short_name(p));
         let description = docs
             .and_then(|d| d.function(short_interface.as_deref(), name))
@@ -230,7 +207,6 @@ impl GenericTools {
             interface,
             function: name.to_string(),
             signature,
-            result_shape,
             description,
             export,
         });
@@ -259,11 +235,6 @@ impl GenericFunc {
         } else {
             format!("{}#{}", self.interface, self.function)
         }
-    }
-
-    /// Whether its parameters are passed flat.
-    pub fn flat_params(&self) -> bool {
-        self.signature.flat_params()
     }
 
     /// Where to call it in an instance of the component.

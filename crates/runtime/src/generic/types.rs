@@ -110,14 +110,6 @@ impl Signature {
     }
 }
 
-impl Signature {
-    /// Whether the parameters are passed flat (at most 16 core values), not in memory.
-    pub fn flat_params(&self) -> bool {
-        let flat: usize = self.params.iter().map(|(_, t)| t.flat_count()).sum();
-        flat <= super::abi::MAX_FLAT_PARAMS
-    }
-}
-
 /// The conversion's state: what is left of the node budget, and whether handles are taken.
 struct Walk {
     budget: usize,
@@ -194,34 +186,6 @@ impl Walk {
 }
 
 impl WitType {
-    /// How many core values the canonical ABI flattens a value of this type to.
-    pub fn flat_count(&self) -> usize {
-        match self {
-            WitType::String | WitType::List(_) => 2,
-            WitType::S64 | WitType::U64 | WitType::F64 => 1,
-            WitType::Record(fields) => fields.iter().map(|(_, t)| t.flat_count()).sum(),
-            WitType::Tuple(types) => types.iter().map(WitType::flat_count).sum(),
-            WitType::Flags(names) => names.len().div_ceil(32),
-            WitType::Variant(cases) => {
-                1 + cases
-                    .iter()
-                    .filter_map(|(_, t)| t.as_ref().map(WitType::flat_count))
-                    .max()
-                    .unwrap_or(0)
-            }
-            WitType::Option(some) => 1 + some.flat_count(),
-            WitType::Result { ok, err } => {
-                1 + ok
-                    .iter()
-                    .chain(err)
-                    .map(|t| t.flat_count())
-                    .max()
-                    .unwrap_or(0)
-            }
-            _ => 1,
-        }
-    }
-
     /// The type as WIT spells it, for error messages and descriptions.
     pub fn wit(&self) -> String {
         match self {
