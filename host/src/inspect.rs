@@ -95,23 +95,25 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
     }
     match crate::setup::load_plugin(runtime, &config).await {
         Ok(plugin) => {
-            let e = plugin.exports;
-            match &plugin.generic {
-                _ if plugin.wasmcp.is_some() => writeln!(
+            match plugin.kind() {
+                crate::runtime::Kind::Wasmcp(adapter) => writeln!(
                     out,
                     "\nprovides: tools, through the wasmcp adapter ({})",
-                    plugin.wasmcp.as_ref().map_or("", |w| w.interface.as_str())
+                    adapter.interface
                 )?,
-                Some(_) => writeln!(
+                crate::runtime::Kind::Generic(_) => writeln!(
                     out,
                     "\nprovides: tools, one per exported function (a generic component: it \
                      exports no palisade:plugin interface)"
                 )?,
-                None => writeln!(
-                    out,
-                    "\nprovides: tools={} resources={} prompts={} completion={}",
-                    e.tools, e.resources, e.prompts, e.completion
-                )?,
+                crate::runtime::Kind::Contract(contract) => {
+                    let e = contract.exports;
+                    writeln!(
+                        out,
+                        "\nprovides: tools={} resources={} prompts={} completion={}",
+                        e.tools, e.resources, e.prompts, e.completion
+                    )?
+                }
             }
             writeln!(out, "\ntools ({}):", plugin.tools.len())?;
             for tool in &plugin.tools {
@@ -121,7 +123,7 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
                     tool.name,
                     tool.description.as_deref().unwrap_or("(no description)")
                 )?;
-                if let Some(func) = plugin.generic.as_ref().and_then(|g| g.get(&tool.name)) {
+                if let Some(func) = plugin.generic().and_then(|g| g.get(&tool.name)) {
                     writeln!(out, "    from: {}", func.path())?;
                 }
                 writeln!(out, "    input schema: {}", tool.input_schema)?;
@@ -130,7 +132,7 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
                 }
                 describe_header_params(&mut out, &tool.input_schema)?;
             }
-            if let Some(generic) = &plugin.generic {
+            if let Some(generic) = plugin.generic() {
                 writeln!(out, "\nfunctions left out ({}):", generic.skipped.len())?;
                 for skipped in &generic.skipped {
                     writeln!(out, "  {}: {}", skipped.path, skipped.why)?;

@@ -195,7 +195,7 @@ pub fn log_loaded(plugin: &Plugin) {
         && plugin.templates.is_empty()
         && plugin.resources.is_empty()
     {
-        let e = &plugin.exports;
+        let e = plugin.exports();
         let exported: Vec<&str> = [
             (e.tools, "tools"),
             (e.resources, "resources"),

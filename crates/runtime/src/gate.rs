@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::limits::LimitExceeded;
 use crate::Limits;
+use crate::error::LimitExceeded;
 use crate::shared_limits::{SharedLimits, SharedSlot, SharedVerdict};
 
 /// Clients remembered per plugin for their own rate; the idlest are forgotten past this (a

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use wasmtime::component::{ComponentType, Lift, Linker, Lower, Resource, ResourceType};
 
 use super::store::StoreState;
+use crate::spec::KeyValueGrant;
 
 /// The largest store a plugin may be granted.
 pub const MAX_STORE_BYTES: u64 = 64 << 20;
@@ -30,15 +31,6 @@ const ATOMICS: &str = "wasi:keyvalue/atomics@0.2.0-draft";
 const BATCH: &str = "wasi:keyvalue/batch@0.2.0-draft";
 /// The interfaces served.
 pub const INTERFACES: [&str; 3] = [STORE, ATOMICS, BATCH];
-
-/// `[plugins.NAME.keyvalue]`: where the plugin's store lives and how large it may grow.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyValueGrant {
-    /// The store's file.
-    pub path: PathBuf,
-    /// Most bytes of bucket names, keys and values together.
-    pub max_bytes: u64,
-}
 
 /// The buckets as written to disk: values in base64.
 #[derive(Default, Serialize, Deserialize)]

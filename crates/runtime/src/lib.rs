@@ -48,16 +48,16 @@ pub mod compile_progress;
 mod compose;
 mod copy_bound;
 mod engine;
+mod error;
 mod gate;
 pub mod generic;
 mod grant_ask;
 mod host_api;
 mod host_pattern;
-mod http_handler;
 mod keyvalue;
+pub mod kind;
 mod limits;
 mod link;
-mod load_error;
 mod log_text;
 mod network;
 mod outbound;
@@ -65,6 +65,8 @@ mod output;
 mod plugin;
 pub mod private_dir;
 mod reuse;
+mod run;
+mod runtime;
 mod sandbox;
 mod secrets;
 mod shared_limits;
@@ -73,11 +75,11 @@ mod store;
 mod tls;
 mod wasi_config;
 mod wasi_guard;
-pub mod wasmcp;
 
 pub use cache::{CacheCounts, CacheError, CompileCache};
 pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
+pub use error::{CallError, Cause, LimitExceeded, LoadError};
 pub use grant_ask::{
     Capability, Decision, GrantDecider, HOST_KEY_PREFIX, MAX_GRANT_QUESTIONS, PendingDecision,
     Unasked, is_env_name,
@@ -85,74 +87,16 @@ pub use grant_ask::{
 pub use host_api::MAX_URI_BYTES;
 pub use host_pattern::{HostPattern, InvalidHostPattern, is_local_address};
 pub use keyvalue::MAX_STORE_BYTES;
-pub use limits::LimitExceeded;
+pub use kind::{Exports, Kind};
 pub use link::import_status;
-pub use load_error::{Cause, LoadError};
 pub use log_text::log_safe;
-pub use plugin::{CallError, Exports, Plugin};
+pub use plugin::Plugin;
+pub use runtime::Runtime;
 pub use sandbox::{Root, RootDir};
-pub use secrets::{MIN_REDACTED_LEN, Redactor, SecretGrant, SecretValue};
+pub use secrets::{MIN_REDACTED_LEN, Redactor};
 pub use shared_limits::{SharedFuture, SharedLimits, SharedSlot, SharedVerdict};
 pub use spec::{
     AccessMode, CompileBounds, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, Reuse,
-    RootsAccess, RootsAt,
+    RootsAccess, RootsAt, SecretGrant, SecretValue,
 };
 pub use tls::{MAX_CA_FILE_BYTES, TlsTrust, TrustError};
-
-use std::sync::Arc;
-
-use tokio::sync::Semaphore;
-use wasmtime::Engine;
-
-/// The engine, its epoch clock and the compiled cache: what every plugin shares.
-pub struct Runtime {
-    /// The wasmtime engine every plugin is compiled for.
-    pub engine: Engine,
-    /// Compiled components on disk, checked before they are loaded.
-    pub cache: CompileCache,
-    /// Every plugin's admission state, kept across reloads.
-    pub(crate) gates: gate::Gates,
-    /// Plugins' key-value stores, kept across reloads.
-    pub(crate) keyvalue_stores: keyvalue::Stores,
-    /// Free slots of the engine's instance pool: a call holds one while its instance lives, so
-    /// a burst of calls across many plugins waits for a slot instead of failing.
-    pub(crate) instance_slots: Arc<Semaphore>,
-    /// Instances kept between calls (`reuse = "per-client"`), each holding a pool slot.
-    pub(crate) kept: Arc<reuse::KeptInstances>,
-    /// Whether calls count fuel.
-    pub metering: Metering,
-    _ticker: EpochTicker,
-}
-
-impl Runtime {
-    /// Counts every plugin's rates, fuel budget and running calls in `shared` (a store the
-    /// replicas of a cluster share) instead of in this process alone. Call it before plugins
-    /// load; false if limits are shared already.
-    pub fn share_limits(&self, shared: Arc<dyn SharedLimits>) -> bool {
-        self.gates.share(shared)
-    }
-
-    /// A runtime that counts fuel, as serving always does; starts the epoch clock.
-    pub fn new(cache: CompileCache) -> anyhow::Result<Runtime> {
-        Runtime::with_metering(cache, Metering::Fuel)
-    }
-
-    /// A runtime whose engine counts fuel or not. Serving always counts it; `palisade-bench`
-    /// uses an unmetered one as the baseline of what metering costs.
-    pub fn with_metering(cache: CompileCache, metering: Metering) -> anyhow::Result<Runtime> {
-        let engine = engine_with(metering)?;
-        let ticker = EpochTicker::start(&engine)?;
-        let kept = Arc::default();
-        reuse::KeptInstances::sweep_idle(&kept)?;
-        Ok(Runtime {
-            engine,
-            cache,
-            gates: gate::Gates::default(),
-            keyvalue_stores: keyvalue::Stores::default(),
-            instance_slots: Arc::new(Semaphore::new(INSTANCE_SLOTS as usize)),
-            kept,
-            metering,
-            _ticker: ticker,
-        })
-    }
-}

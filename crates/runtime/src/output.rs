@@ -7,7 +7,7 @@
 
 use super::bindings::{completion, host, prompts, resources, tools, types};
 use super::generic::value::Value;
-use super::limits::LimitExceeded;
+use crate::error::LimitExceeded;
 
 /// What one item of a list (a content block, a list entry, an annotation) adds besides its
 /// strings: about the JSON framing it becomes.

@@ -3,41 +3,9 @@
 //! writes about the plugin: its logs, its error messages, its tool results.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::sync::Arc;
 
-/// A secret's value. Its `Debug` form hides it, so printing a spec cannot leak it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SecretValue(String);
-
-impl SecretValue {
-    /// Wraps a value read from where the configuration says.
-    pub fn new(value: String) -> SecretValue {
-        SecretValue(value)
-    }
-
-    /// The value itself, for the plugin that was granted it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SecretValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SecretValue(hidden)")
-    }
-}
-
-/// One secret a plugin is given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SecretGrant {
-    /// Its name: the `wasi:config` key, and the variable name when `as_env`.
-    pub name: String,
-    /// Its value.
-    pub value: SecretValue,
-    /// Also an environment variable of that name.
-    pub as_env: bool,
-}
+use crate::spec::SecretGrant;
 
 /// Values shorter than this are not searched for: replacing every `a` or `42` in a plugin's
 /// output would garble it and hide nothing worth hiding.
@@ -55,9 +23,9 @@ impl Redactor {
     pub fn new(grants: &[SecretGrant]) -> Redactor {
         let secrets = grants
             .iter()
-            .filter(|g| g.value.0.len() >= MIN_REDACTED_LEN)
+            .filter(|g| g.value.expose().len() >= MIN_REDACTED_LEN)
             .map(|g| {
-                let plain = g.value.0.clone();
+                let plain = g.value.expose().to_string();
                 let quoted = serde_json::to_string(&plain).unwrap_or_default();
                 let json = quoted
                     .strip_prefix('"')
@@ -103,6 +71,7 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::SecretValue;
 
     fn grant(name: &str, value: &str) -> SecretGrant {
         SecretGrant {

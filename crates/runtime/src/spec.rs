@@ -1,13 +1,12 @@
 //! What a plugin may touch and how much it may spend: the sandbox's input, written by the
 //! server's configuration and read by [`Plugin::load`](crate::Plugin::load).
 
+use std::fmt;
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-pub use crate::keyvalue::KeyValueGrant;
-
-use crate::HostPattern;
+use crate::host_pattern::HostPattern;
 
 /// Whether a plugin sees the roots, and how.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -127,6 +126,48 @@ impl Default for CompileBounds {
     }
 }
 
+/// `[plugins.NAME.keyvalue]`: where the plugin's store lives and how large it may grow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValueGrant {
+    /// The store's file.
+    pub path: PathBuf,
+    /// Most bytes of bucket names, keys and values together.
+    pub max_bytes: u64,
+}
+
+/// A secret's value. Its `Debug` form hides it, so printing a spec cannot leak it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretValue(String);
+
+impl SecretValue {
+    /// Wraps a value read from where the configuration says.
+    pub fn new(value: String) -> SecretValue {
+        SecretValue(value)
+    }
+
+    /// The value itself, for the plugin that was granted it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretValue(hidden)")
+    }
+}
+
+/// One secret a plugin is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretGrant {
+    /// Its name: the `wasi:config` key, and the variable name when `as_env`.
+    pub name: String,
+    /// Its value.
+    pub value: SecretValue,
+    /// Also an environment variable of that name.
+    pub as_env: bool,
+}
+
 /// One plugin as the runtime loads it: the component and every grant and limit it runs under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginSpec {
@@ -145,7 +186,7 @@ pub struct PluginSpec {
     /// Values it may read through `wasi:config/store`, by key.
     pub config: Vec<(String, String)>,
     /// Secrets it may read through `wasi:config/store`, kept out of logs and errors.
-    pub secrets: Vec<crate::SecretGrant>,
+    pub secrets: Vec<SecretGrant>,
     /// Components composed into this one: their exports satisfy its imports of the same name,
     /// and they run in its store, with its grants and limits.
     pub links: Vec<LinkedComponent>,

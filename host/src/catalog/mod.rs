@@ -253,7 +253,7 @@ impl Catalog {
     pub fn resource_plugins(&self) -> impl Iterator<Item = &Arc<Plugin>> {
         self.plugins
             .iter()
-            .filter(|p| p.exports.resources && !self.without_resources.contains(&p.name))
+            .filter(|p| p.exports().resources && !self.without_resources.contains(&p.name))
     }
 
     /// Whether any plugin lists resources or templates.

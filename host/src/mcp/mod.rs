@@ -342,7 +342,9 @@ impl Server {
         let loading = self.loading.is_loading();
         let mut capabilities = Map::new();
         // Lists can change while the server runs: plugins and the configuration are reloaded.
-        if loading || catalog.plugins.iter().any(|p| p.exports.tools) || !catalog.tools().is_empty()
+        if loading
+            || catalog.plugins.iter().any(|p| p.exports().tools)
+            || !catalog.tools().is_empty()
         {
             capabilities.insert("tools".into(), json!({ "listChanged": true }));
         }

@@ -360,7 +360,7 @@ impl Live {
         self.sources = sources;
         let mut resource_dirs = Vec::new();
         for Loaded { plugin, config } in &self.plugins {
-            if !plugin.exports.resources {
+            if !plugin.exports().resources {
                 continue;
             }
             for dir in &config.spec.dirs {

@@ -13,9 +13,9 @@ use wasmtime_wasi_http::WasiHttpView as _;
 use wasmtime_wasi_http::p2::bindings::ProxyIndices;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 
-use super::bindings::{tools, types};
-use super::limits::LimitExceeded;
-use super::store::StoreState;
+use crate::bindings::{tools, types};
+use crate::error::LimitExceeded;
+use crate::store::StoreState;
 
 /// The tool's name.
 pub const TOOL: &str = "request";

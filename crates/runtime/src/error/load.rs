@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::CallError;
+use super::call::CallError;
 use crate::generic::{NameCollision, Skipped};
 
 /// An error from a lower layer (wasmtime, the compile cache), its causes kept as its sources.

@@ -16,9 +16,14 @@ use wasmtime::Engine;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, ComponentExportIndex};
 
-use super::bindings::{tools, types};
-use super::generic::types::{Signature, WitType};
-use super::generic::value::{self, Value};
+use super::answers::Listing;
+use super::generic::call_dynamic;
+use crate::bindings::{tools, types};
+use crate::call::CallContext;
+use crate::error::CallError;
+use crate::generic::types::{Signature, WitType};
+use crate::generic::value::{self, Value};
+use crate::run::Runner;
 
 /// The exported interfaces the adapter serves, by prefix (any 0.1.x version).
 const PACKAGES: [&str; 2] = ["wasmcp:mcp-v20251125/tools@", "wasmcp:mcp-v20250618/tools@"];
@@ -53,6 +58,60 @@ pub struct Wasmcp {
     pub list_tools: Endpoint,
     /// `call-tool`.
     pub call_tool: Endpoint,
+}
+
+impl Wasmcp {
+    /// Every tool the component lists, page by page.
+    pub(super) async fn list(&self, runner: &Runner) -> Result<Listing, CallError> {
+        let endpoint = &self.list_tools;
+        let mut listed = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let args = self
+                .arguments(endpoint, json!({ "cursor": cursor }))
+                .map_err(CallError::Stopped)?;
+            let result = call_dynamic(
+                runner,
+                CallContext::default(),
+                endpoint.export,
+                &endpoint.signature,
+                args,
+            )
+            .await?;
+            let (page, next) = tools_page(endpoint, result)
+                .map_err(|why| CallError::Stopped(format!("list-tools: {why}")))?;
+            listed.extend(page);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => {
+                    return Ok(Listing {
+                        tools: listed,
+                        ..Listing::default()
+                    });
+                }
+            }
+        }
+        Err(CallError::Stopped(format!(
+            "list-tools: more than {MAX_PAGES} pages"
+        )))
+    }
+
+    /// Calls the tool `name` through the component's `call-tool`.
+    pub(super) async fn call_tool(
+        &self,
+        runner: &Runner,
+        name: &str,
+        arguments: String,
+        call: CallContext,
+    ) -> Result<tools::CallResult, CallError> {
+        let endpoint = &self.call_tool;
+        let args = self
+            .arguments(endpoint, json!({"name": name, "arguments": arguments}))
+            .map_err(CallError::Stopped)?;
+        let result = call_dynamic(runner, call, endpoint.export, &endpoint.signature, args).await?;
+        call_result(endpoint, name, result)
+            .map_err(|message| super::answers::plugin_error(types::ErrorCode::Internal, message))
+    }
 }
 
 impl Wasmcp {
