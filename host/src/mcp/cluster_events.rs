@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Change;
+use super::change::Change;
 use crate::runtime::bindings::host::ListKind;
 
 /// One event between replicas.
@@ -45,7 +45,7 @@ pub fn list_name(kind: ListKind) -> &'static str {
     }
 }
 
-fn list_kind(name: &str) -> Option<ListKind> {
+pub(super) fn list_kind(name: &str) -> Option<ListKind> {
     match name {
         "tools" => Some(ListKind::Tools),
         "resources" => Some(ListKind::Resources),
@@ -67,51 +67,6 @@ impl ClusterEvent {
                 list: list_name(*kind).into(),
             }),
             Change::ListGrew(..) => None,
-        }
-    }
-}
-
-impl super::Server {
-    /// Connects this replica to its cluster: plugin-reported changes are sent there too.
-    pub fn join_cluster(&self, bus: std::sync::Arc<dyn ClusterBus>) {
-        let _ = self.cluster.set(bus);
-    }
-
-    /// Sends `event` to the other replicas, when in a cluster.
-    pub(super) fn tell_cluster(&self, event: Option<ClusterEvent>) {
-        if let (Some(bus), Some(event)) = (self.cluster.get(), event) {
-            bus.publish(event);
-        }
-    }
-
-    /// Another replica's event, heard: told to this replica's clients as if a plugin here had
-    /// reported it. Checked like a plugin's own report: a plugin speaks only for resources it
-    /// serves here, and only of plugins served here.
-    pub fn heard_from_cluster(&self, event: ClusterEvent) {
-        match event {
-            ClusterEvent::ResourceUpdated { plugin, uri } => {
-                if self.catalog().resources.serves(&plugin, &uri) {
-                    self.announce(Change::ResourceUpdated(uri));
-                }
-            }
-            ClusterEvent::ListChanged { plugin, list } => {
-                let Some(kind) = list_kind(&list) else {
-                    return;
-                };
-                let Some(name) = self
-                    .catalog()
-                    .plugins
-                    .iter()
-                    .find(|p| *p.name == *plugin)
-                    .map(|p| p.name.clone())
-                else {
-                    return;
-                };
-                match kind {
-                    ListKind::Resources => self.announce(Change::ListChanged(kind)),
-                    _ => self.request_relist(name, kind),
-                }
-            }
         }
     }
 }

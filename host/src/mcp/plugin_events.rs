@@ -1,8 +1,7 @@
 //! What plugins report during a call, forwarded to the client: progress for the request, log
 //! messages at the client's level, resource updates and list changes.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Matching work (URI bytes times template bytes) done on the async worker itself; more runs on
@@ -21,10 +20,6 @@ use crate::runtime::{Plugin, PluginEvent};
 
 /// Smallest gap between two progress notifications for one request.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
-
-/// Log messages a plugin may send a client in a burst, and per second after it.
-const LOG_BURST: f64 = 20.0;
-const LOG_PER_SECOND: f64 = 10.0;
 
 /// Forwards the events of one call until the call ends (its sender is dropped).
 pub(super) async fn forward(
@@ -56,13 +51,19 @@ pub(super) async fn forward(
             PluginEvent::Log { level, message } => {
                 // No level asked for (a stateless request without one): no log messages.
                 if let Some(threshold) = log_level {
-                    session.plugin_log(&plugin.name, level, threshold, message, &request)
+                    for message in
+                        session
+                            .logging()
+                            .plugin_message(&plugin.name, level, threshold, message)
+                    {
+                        session.send_related(Some(&request), message);
+                    }
                 }
             }
             PluginEvent::ResourceUpdated(uri) => {
                 // A plugin speaks only for the resources it serves; matching its templates is
                 // bounded per call by the runtime, and a costly match runs off the workers.
-                let catalog = session.server.catalog();
+                let catalog = session.server().catalog();
                 let cost = (uri.len() as u64).saturating_mul(plugin.template_bytes());
                 let serves = if cost < MATCH_INLINE_STEPS {
                     catalog.resources.serves(&plugin.name, &uri)
@@ -74,7 +75,7 @@ pub(super) async fn forward(
                 };
                 if serves {
                     session
-                        .server
+                        .server()
                         .announce_from(&plugin.name, Change::ResourceUpdated(uri));
                 } else {
                     tracing::warn!(
@@ -85,17 +86,17 @@ pub(super) async fn forward(
                 }
             }
             PluginEvent::ListChanged(ListKind::Resources) => session
-                .server
+                .server()
                 .announce_from(&plugin.name, Change::ListChanged(ListKind::Resources)),
             // Tool and prompt lists are read when a plugin loads: list it again.
             PluginEvent::ListChanged(kind) => {
-                session.server.tell_cluster(Some(
+                session.server().tell_cluster(Some(
                     super::cluster_events::ClusterEvent::ListChanged {
                         plugin: plugin.name.to_string(),
                         list: super::cluster_events::list_name(kind).into(),
                     },
                 ));
-                session.server.request_relist(plugin.name.clone(), kind)
+                session.server().request_relist(plugin.name.clone(), kind)
             }
         }
     }
@@ -153,116 +154,4 @@ fn progress_notification(
         params["message"] = message.into();
     }
     jsonrpc::notification("notifications/progress", params)
-}
-
-/// Per plugin, a token bucket over the log messages sent to one client.
-#[derive(Default)]
-pub struct LogGate {
-    buckets: Mutex<HashMap<Arc<str>, Bucket>>,
-}
-
-struct Bucket {
-    tokens: f64,
-    refilled: Instant,
-    dropped: u64,
-}
-
-impl LogGate {
-    /// Whether a message of `plugin` may go out now, and how many were dropped before it.
-    fn admit(&self, plugin: &Arc<str>) -> Option<u64> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        let bucket = buckets.entry(plugin.clone()).or_insert(Bucket {
-            tokens: LOG_BURST,
-            refilled: now,
-            dropped: 0,
-        });
-        let elapsed = (now - bucket.refilled).as_secs_f64();
-        bucket.tokens = (bucket.tokens + elapsed * LOG_PER_SECOND).min(LOG_BURST);
-        bucket.refilled = now;
-        if bucket.tokens < 1.0 {
-            bucket.dropped += 1;
-            return None;
-        }
-        bucket.tokens -= 1.0;
-        Some(std::mem::take(&mut bucket.dropped))
-    }
-}
-
-/// Severity order of the MCP (syslog) levels.
-pub(super) fn severity(level: LogLevel) -> u8 {
-    match level {
-        LogLevel::Debug => 0,
-        LogLevel::Info => 1,
-        LogLevel::Notice => 2,
-        LogLevel::Warning => 3,
-        LogLevel::Error => 4,
-        LogLevel::Critical => 5,
-        LogLevel::Alert => 6,
-        LogLevel::Emergency => 7,
-    }
-}
-
-pub(super) const LEVELS: [(&str, LogLevel); 8] = [
-    ("debug", LogLevel::Debug),
-    ("info", LogLevel::Info),
-    ("notice", LogLevel::Notice),
-    ("warning", LogLevel::Warning),
-    ("error", LogLevel::Error),
-    ("critical", LogLevel::Critical),
-    ("alert", LogLevel::Alert),
-    ("emergency", LogLevel::Emergency),
-];
-
-/// The level an MCP level name (`debug` ... `emergency`) names.
-pub(crate) fn parse_level(name: &str) -> Option<LogLevel> {
-    LEVELS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, level)| *level)
-}
-
-/// The level names, for error messages.
-pub(super) const LEVEL_NAMES: &str =
-    "debug, info, notice, warning, error, critical, alert, emergency";
-
-pub(crate) fn level_name(level: LogLevel) -> &'static str {
-    LEVELS[severity(level) as usize].0
-}
-
-impl Session {
-    /// Sends a plugin's log message as `notifications/message` if the client's level lets it
-    /// through and the plugin is within its rate.
-    fn plugin_log(
-        &self,
-        plugin: &Arc<str>,
-        level: LogLevel,
-        threshold: LogLevel,
-        message: String,
-        request: &Value,
-    ) {
-        if severity(level) < severity(threshold) {
-            return;
-        }
-        let Some(dropped) = self.log_gate.admit(plugin) else {
-            return;
-        };
-        if dropped > 0 {
-            self.send_related(Some(request), jsonrpc::notification(
-                "notifications/message",
-                json!({
-                    "level": "warning",
-                    "logger": &**plugin,
-                    "data": format!("{dropped} log messages of this plugin were dropped: more than {LOG_PER_SECOND} per second"),
-                }),
-            ));
-        }
-        self.send_related(
-            Some(request),
-            jsonrpc::notification(
-                "notifications/message",
-                json!({ "level": level_name(level), "logger": &**plugin, "data": message }),
-            ),
-        );
-    }
 }

@@ -48,7 +48,7 @@ pub(super) async fn complete(req: &Request<'_>) -> Result<Value, RpcError> {
         })
         .unwrap_or_default();
     // What a plugin still loading may serve is waited for.
-    let server = &req.session.server;
+    let server = req.session.server();
     let catalog = match &target {
         CompletionTarget::Prompt(name) => {
             (server.catalog_with(Some(name), |c| c.prompt(name).is_some())).await

@@ -75,7 +75,7 @@ pub(super) async fn dispatch(
     cancelled: CancellationToken,
     stateless: Option<&StatelessCall>,
 ) -> Result<Value, RpcError> {
-    let trace = (session.server.tracing.as_ref())
+    let trace = (session.server().tracing.as_ref())
         .map(|tracing| request_span(tracing, session, version, id, method, &params));
     let req = Request {
         session,
@@ -97,13 +97,13 @@ pub(super) async fn dispatch(
 /// The request's method, served.
 async fn serve(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
     let (session, params, version) = (req.session, req.params, req.version);
-    let (server, scope) = (&session.server, &session.scope());
+    let (server, scope) = (&session.server(), &session.scope());
     if let Some(kind) = listed_kind(method) {
         // A warm cache loads every plugin within the wait: the first list is whole. Past it
         // the list holds what is ready, and `list_changed` tells of the rest.
         server.loading.settled(LIST_WAIT).await;
         // Before the catalog is read: what grows after it is announced to this client.
-        session.mark_listed(kind, server.catalog_generation());
+        session.listed().mark(kind, server.catalog_generation());
     }
     match method {
         "ping" => Ok(json!({})),
@@ -138,12 +138,12 @@ fn request_span(
         KeyValue::new("mcp.protocol.version", version.as_str()),
         KeyValue::new("jsonrpc.request.id", id_text(id)),
         KeyValue::new("network.transport", session.network_transport()),
-        KeyValue::new("palisade.client", session.caller.to_string()),
+        KeyValue::new("palisade.client", session.caller().to_string()),
     ];
     if let Some(session_id) = session.transport_id() {
         attributes.push(KeyValue::new("mcp.session.id", session_id.to_string()));
     }
-    if let Some(who) = &session.identity.oauth {
+    if let Some(who) = &session.identity().oauth {
         attributes.push(KeyValue::new("enduser.id", who.subject.clone()));
     }
     let mut name = method.to_string();
@@ -220,10 +220,10 @@ pub(super) async fn learn_resource_files(
         stats: Arc::default(),
         trace: None,
     };
-    let catalog = session.server.catalog();
+    let catalog = session.server().catalog();
     let mut learned: Vec<Arc<str>> = Vec::new();
     for uri in uris {
-        if session.server.knows_resource_file(uri) {
+        if session.server().knows_resource_file(uri) {
             continue;
         }
         let Some(plugin) = catalog.resources.route(uri) else {
@@ -288,13 +288,7 @@ impl Request<'_> {
         let roots = self.call_roots(plugin).await;
         let log_level = match self.stateless {
             Some(stateless) => stateless.meta.log_level,
-            None => Some(
-                *self
-                    .session
-                    .log_level
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            ),
+            None => Some(self.session.logging().level()),
         };
         let progress_token = self
             .params
@@ -317,12 +311,12 @@ impl Request<'_> {
             roots,
             events: Some(events),
             client: Some(self.client_channel()),
-            caller: Some(self.session.caller.clone()),
-            reuse_key: self.session.reuse_key.clone(),
-            grants: Some(self.session.server.grant_questions.clone()),
+            caller: Some(self.session.caller().clone()),
+            reuse_key: self.session.reuse_key(),
+            grants: Some(self.session.server().grant_questions.clone()),
             stats: self.stats.clone(),
         };
-        let span = match (&self.session.server.tracing, &self.trace) {
+        let span = match (&self.session.server().tracing, &self.trace) {
             (Some(tracing), Some(parent)) => Some(tracing.span(
                 parent,
                 format!("plugin {}", plugin.name),
@@ -369,7 +363,7 @@ impl Request<'_> {
         } else if self.stateless.is_some() {
             // 2026-07-28 deprecates client roots and has no session to keep them in: a
             // stateless request gets the roots the server was configured with.
-            self.session.server.roots.clone()
+            self.session.server().roots.clone()
         } else {
             self.session.current_roots().await
         }

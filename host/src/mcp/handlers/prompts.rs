@@ -19,7 +19,9 @@ pub(super) async fn get(req: &Request<'_>) -> Result<Value, RpcError> {
             ));
         }
     };
-    let catalog = (req.session.server)
+    let catalog = req
+        .session
+        .server()
         .catalog_with(Some(name), |c| c.prompt(name).is_some())
         .await;
     let prompt = catalog

@@ -16,7 +16,7 @@ use super::*;
 pub(super) async fn list(req: &Request<'_>) -> Result<Value, RpcError> {
     // Listing calls every resource plugin: a request that cannot be answered costs none.
     check_cursor(lists::cursor(req.params)?).map_err(lists::bad_cursor)?;
-    let catalog = req.session.server.catalog();
+    let catalog = req.session.server().catalog();
     let plugins: Vec<Arc<Plugin>> = catalog
         .resource_plugins()
         .filter(|p| req.session.scope().allows_plugin(&p.name))
@@ -50,7 +50,7 @@ pub(super) async fn list(req: &Request<'_>) -> Result<Value, RpcError> {
     }
     resources.sort_by(|a, b| a.uri.cmp(&b.uri));
     req.session
-        .server
+        .server()
         .paged(req.params, "resources", &resources, |r| {
             wire::resource(r, req.version)
         })
@@ -64,7 +64,7 @@ fn record_files(
     roots: &[Root],
 ) {
     req.session
-        .server
+        .server()
         .record_resource_files(resources.iter().filter_map(|r| {
             let file = plugin.host_path(r.file.as_deref()?, roots)?;
             Some((file, r.uri.clone()))
@@ -99,7 +99,9 @@ pub(super) async fn read(req: &Request<'_>) -> Result<Value, RpcError> {
     let not_found = || {
         RpcError::new(code, format!("resource not found: {uri}")).with_data(json!({ "uri": uri }))
     };
-    let catalog = (req.session.server)
+    let catalog = req
+        .session
+        .server()
         .catalog_with(None, |c| c.resources.route(uri).is_some())
         .await;
     let plugin = catalog
@@ -128,11 +130,13 @@ pub(super) async fn read(req: &Request<'_>) -> Result<Value, RpcError> {
 pub(super) async fn subscribe(req: &Request<'_>, on: bool) -> Result<Value, RpcError> {
     let uri = string_param(req.params, "uri")?;
     if !on {
-        lock(&req.session.subscriptions).remove(uri);
+        req.session.subscriptions().remove(uri);
         req.session.synced().await;
         return Ok(json!({}));
     }
-    let routed = (req.session.server)
+    let routed = req
+        .session
+        .server()
         .catalog_with(None, |c| c.resources.route(uri).is_some())
         .await
         .resources
@@ -144,14 +148,10 @@ pub(super) async fn subscribe(req: &Request<'_>, on: bool) -> Result<Value, RpcE
                 .with_data(json!({ "uri": uri })),
         );
     };
-    if !req.session.server.knows_resource_file(uri) {
+    if !req.session.server().knows_resource_file(uri) {
         learn_files(req, &plugin).await;
     }
-    lock(&req.session.subscriptions).insert(uri.to_string());
+    req.session.subscriptions().insert(uri);
     req.session.synced().await;
     Ok(json!({}))
-}
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

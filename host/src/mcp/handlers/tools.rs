@@ -31,7 +31,9 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
     // Written when the call ends, however it ends (a cancelled call is dropped mid-way).
     let mut audit = AuditEntry::new(req, name, &arguments);
     // A tool of a plugin still loading is waited for.
-    let catalog = (req.session.server)
+    let catalog = req
+        .session
+        .server()
         .catalog_with(Some(name), |c| c.tool(name).is_some())
         .await;
     // A tool outside the client's scope does not exist for it.
@@ -40,7 +42,7 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
         .filter(|t| Catalog::tool_in_scope(t, &req.session.scope()))
     else {
         // Waited its plugin's `timeout_ms` (a compile slowed by others): say so, not "unknown".
-        if let Some(plugin) = (req.session.server.loading.loading_for(Some(name)))
+        if let Some(plugin) = (req.session.server().loading.loading_for(Some(name)))
             .filter(|plugin| req.session.scope().allows_plugin(plugin))
         {
             audit.finish("still-loading", None);
@@ -52,7 +54,7 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
         return Err(RpcError::invalid_params(format!("unknown tool: {name}")));
     };
     audit.plugin = Some(tool.backend.owner().into());
-    if let Some(log) = &req.session.server.audit
+    if let Some(log) = &req.session.server().audit
         && let Err(unavailable) = log.admit_call()
     {
         audit.finish("audit-unavailable", None);
@@ -258,7 +260,7 @@ impl<'a> AuditEntry<'a> {
             // Only the audit log records it.
             trace_id: req
                 .session
-                .server
+                .server()
                 .audit
                 .as_ref()
                 .and_then(|_| req.trace_id()),
@@ -272,14 +274,14 @@ impl<'a> AuditEntry<'a> {
 
 impl Drop for AuditEntry<'_> {
     fn drop(&mut self) {
-        let server = &self.session.server;
+        let server = &self.session.server();
         if server.audit.is_none() && server.metrics.is_none() {
             return;
         }
         let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
         let record = AuditRecord {
-            client: &self.session.caller,
-            oauth: self.session.identity.oauth.as_deref(),
+            client: self.session.caller(),
+            oauth: self.session.identity().oauth.as_deref(),
             trace_id: self.trace_id.as_deref(),
             plugin: self.plugin.as_deref(),
             tool: self.tool,

@@ -1,15 +1,27 @@
 //! One client's session: the handshake, its state, cancellation, and the order rules of the
-//! lifecycle. Transports feed it messages (`super::intake`) and write out what it sends.
+//! lifecycle. Transports feed it messages (`intake.rs`) and write out what it sends.
 //!
-//! Each concern owns its fields: requests in flight (`in_flight.rs`), the client's roots
-//! (`client_roots.rs`), requests of ours waiting for the client's answer (`asks.rs`).
+//! Each concern is a type of its own with private fields: requests in flight (`in_flight.rs`),
+//! the client's roots (`client_roots.rs`), requests of ours waiting for the client's answer
+//! (`asks.rs`), its logging (`logging.rs`), its subscriptions (`subscriptions.rs`), the lists
+//! it was sent (`listed.rs`), what replicas share (`shared.rs`). `impl Session` is only here;
+//! handlers reach the concerns through its accessors.
+//!
+//! A stateless request (2026-07-28) is a `Session` too ([`Session::stateless`]), not a caller
+//! of another kind: it needs everything a session gives a request (the server, the caller's
+//! identity and scope, an outbox, requests in flight and their cancellation, plugin events
+//! forwarded) and differs only in what a handshake would have negotiated, which its `_meta`
+//! carries instead. One type keeps one dispatch path for both revisions.
 
 pub(super) mod asks;
 mod client_roots;
 pub(super) mod in_flight;
+pub mod intake;
+mod listed;
+pub(super) mod logging;
 mod shared;
+mod subscriptions;
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -18,17 +30,18 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::jsonrpc::{self, INVALID_REQUEST, RpcError};
-use super::plugin_events::LogGate;
 use super::version::ProtocolVersion;
 use super::{Change, Server, wire};
 use crate::config::Identity;
-use crate::runtime::bindings::host::{ListKind, LogLevel};
+use crate::runtime::bindings::host::ListKind;
 use asks::PendingAsks;
-pub(super) use asks::Waiter;
 use client_roots::ClientRoots;
 use in_flight::InFlight;
 pub use in_flight::{MAX_IN_FLIGHT, SERVER_BUSY};
+use listed::Listed;
+use logging::ClientLogging;
 pub use shared::{SessionRecord, SessionSync, Telling};
+use subscriptions::Subscriptions;
 
 /// A message the server sends on its own (not a response the transport is waiting for).
 #[derive(Debug, Clone, PartialEq)]
@@ -62,44 +75,42 @@ impl Outbox for mpsc::UnboundedSender<Outgoing> {
 
 /// One client's conversation with the server: over stdio the process's whole life, over HTTP one `Mcp-Session-Id` (or one stateless request).
 pub struct Session {
-    pub(super) server: Arc<Server>,
+    server: Arc<Server>,
     outbox: Arc<dyn Outbox>,
     version: Mutex<Option<ProtocolVersion>>,
     /// Requests being served, and the tasks answering them.
-    pub(super) requests: InFlight,
+    requests: InFlight,
     /// Ends the session's background tasks.
     closed: CancellationToken,
     /// The client's capabilities, from `initialize`.
-    pub(super) client_capabilities: std::sync::OnceLock<Value>,
+    client_capabilities: std::sync::OnceLock<Value>,
     /// The roots calls get, and whether the client's answer is awaited.
     roots: ClientRoots,
     /// Requests of ours waiting for the client's answer.
-    pub(super) asks: PendingAsks,
-    /// The client's `logging/setLevel`.
-    pub(super) log_level: Mutex<LogLevel>,
-    pub(super) log_gate: LogGate,
+    asks: PendingAsks,
+    /// The client's `logging/setLevel`, and the rate of plugins' log messages to it.
+    logging: ClientLogging,
     /// Resource URIs the client subscribed to.
-    pub(super) subscriptions: Mutex<HashSet<String>>,
+    subscriptions: Subscriptions,
     /// Who the client is, as it proved at the session's start.
-    pub(super) identity: Identity,
+    identity: Identity,
     /// What it may see and call: the scope of its latest request's token (an OAuth client's
     /// token can change within a session: a step-up adds scopes, a new token may carry fewer).
     scope: std::sync::RwLock<Arc<crate::config::Scope>>,
     /// The client as rate limits and the audit log count it: the identity's name, made unique
     /// per session for clients nobody vouched for (so anonymous HTTP clients do not share one
     /// allowance).
-    pub(super) caller: Arc<str>,
+    caller: Arc<str>,
     /// The client as `reuse = "per-client"` plugins tell clients apart: the token that proved
     /// who it is, else this session; `None` for an anonymous stateless request, which reuses
     /// nothing.
-    pub(super) reuse_key: Option<Arc<str>>,
+    reuse_key: Option<Arc<str>>,
     /// Serves every request statelessly (2026-07-28), whatever it carries: one HTTP request.
-    pub(super) stateless: bool,
+    stateless: bool,
     /// Fired when the session is drained: long-lived requests (`subscriptions/listen`) end.
-    pub(super) shutting_down: CancellationToken,
-    /// Per [`ListKind`], the catalog generation the client last listed from (0: never):
-    /// only a list it has can grow under it while plugins load at start.
-    listed: [std::sync::atomic::AtomicU64; 3],
+    shutting_down: CancellationToken,
+    /// The lists the client was sent, by catalog generation.
+    listed: Listed,
     /// The session's id on its transport (`Mcp-Session-Id`, HTTP+SSE's `sessionId`), for
     /// traces; none over stdio.
     transport_id: std::sync::OnceLock<Arc<str>>,
@@ -168,26 +179,52 @@ impl Session {
             closed: CancellationToken::new(),
             client_capabilities: Default::default(),
             asks: PendingAsks::default(),
-            // No level set: info and above, as most servers do.
-            log_level: Mutex::new(LogLevel::Info),
-            log_gate: LogGate::default(),
-            subscriptions: Mutex::new(HashSet::new()),
-            listed: Default::default(),
+            logging: ClientLogging::default(),
+            subscriptions: Subscriptions::default(),
+            listed: Listed::default(),
             transport_id: std::sync::OnceLock::new(),
             shared: std::sync::OnceLock::new(),
         })
     }
 
-    /// The client is answered a `kind` list from a catalog of at least `generation`: from now
-    /// on it hears when plugins loading at start make that list grow.
-    pub(super) fn mark_listed(&self, kind: ListKind, generation: u64) {
-        self.listed[list_index(kind)].fetch_max(generation, std::sync::atomic::Ordering::AcqRel);
+    /// The server this session is served by.
+    pub(super) fn server(&self) -> &Arc<Server> {
+        &self.server
     }
 
-    /// Whether the client's `kind` list is older than `generation`.
-    fn listed_before(&self, kind: ListKind, generation: u64) -> bool {
-        let listed = self.listed[list_index(kind)].load(std::sync::atomic::Ordering::Acquire);
-        listed != 0 && listed < generation
+    /// Who the client is, as it proved at the session's start.
+    pub(super) fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// The client as rate limits and the audit log count it.
+    pub(super) fn caller(&self) -> &Arc<str> {
+        &self.caller
+    }
+
+    /// The client as `reuse = "per-client"` plugins tell clients apart.
+    pub(super) fn reuse_key(&self) -> Option<Arc<str>> {
+        self.reuse_key.clone()
+    }
+
+    /// The client's logging level and the rate of plugins' log messages to it.
+    pub(super) fn logging(&self) -> &ClientLogging {
+        &self.logging
+    }
+
+    /// The resource URIs the client subscribed to.
+    pub(super) fn subscriptions(&self) -> &Subscriptions {
+        &self.subscriptions
+    }
+
+    /// The lists the client was sent.
+    pub(super) fn listed(&self) -> &Listed {
+        &self.listed
+    }
+
+    /// Fired when the session is drained: long-lived requests end.
+    pub(super) fn shutting_down(&self) -> &CancellationToken {
+        &self.shutting_down
     }
 
     /// What the client may see and call now.
@@ -371,14 +408,6 @@ impl Session {
     }
 }
 
-fn list_index(kind: ListKind) -> usize {
-    match kind {
-        ListKind::Tools => 0,
-        ListKind::Resources => 1,
-        ListKind::Prompts => 2,
-    }
-}
-
 /// Tells the client about list changes and updates of resources it subscribed to, from the
 /// moment it is initialized until the session ends.
 async fn forward_changes(
@@ -406,17 +435,14 @@ async fn forward_changes(
         match change {
             Ok(Change::ListChanged(kind)) => list_changed(kind),
             // A client that has not listed it since will see it whole when it does.
-            Ok(Change::ListGrew(kind, generation)) if session.listed_before(kind, generation) => {
+            Ok(Change::ListGrew(kind, generation))
+                if session.listed.older_than(kind, generation) =>
+            {
                 list_changed(kind)
             }
             Ok(Change::ListGrew(..)) => {}
             Ok(Change::ResourceUpdated(uri)) => {
-                let subscribed = session
-                    .subscriptions
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .contains(&uri);
-                if subscribed {
+                if session.subscriptions.contains(&uri) {
                     session.send(jsonrpc::notification(
                         "notifications/resources/updated",
                         json!({ "uri": uri }),

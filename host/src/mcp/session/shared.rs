@@ -7,10 +7,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::logging::{level_name, parse_level};
 use super::{Outbox, Session};
 use crate::config::Identity;
 use crate::mcp::Server;
-use crate::mcp::plugin_events::{level_name, parse_level};
 use crate::mcp::version::ProtocolVersion;
 
 /// What any replica needs to serve a session it did not start.
@@ -64,18 +64,8 @@ impl Session {
             client: self.identity.client.to_string(),
             version: version.as_str().into(),
             capabilities: self.client_capabilities.get().cloned().unwrap_or_default(),
-            log_level: level_name(*self.log_level.lock().unwrap_or_else(|e| e.into_inner())).into(),
-            subscriptions: {
-                let mut uris: Vec<String> = self
-                    .subscriptions
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .iter()
-                    .cloned()
-                    .collect();
-                uris.sort();
-                uris
-            },
+            log_level: level_name(self.logging.level()).into(),
+            subscriptions: self.subscriptions.sorted(),
             roots: self.roots.last_answer(),
         })
     }
@@ -104,10 +94,9 @@ impl Session {
     /// Takes the state another replica stored: log level, subscriptions, roots.
     pub fn apply(&self, record: &SessionRecord) {
         if let Some(level) = parse_level(&record.log_level) {
-            *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = level;
+            self.logging.set_level(level);
         }
-        *self.subscriptions.lock().unwrap_or_else(|e| e.into_inner()) =
-            record.subscriptions.iter().cloned().collect();
+        self.subscriptions.replace(&record.subscriptions);
         if let Some(roots) = &record.roots
             && self.roots.last_answer().as_ref() != Some(roots)
         {

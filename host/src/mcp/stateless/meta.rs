@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::mcp::jsonrpc::{INVALID_PARAMS, RpcError};
-use crate::mcp::plugin_events::{LEVEL_NAMES, parse_level};
+use crate::mcp::session::logging::{LEVEL_NAMES, parse_level};
 use crate::mcp::version::ProtocolVersion;
 use crate::runtime::bindings::host::LogLevel;
 

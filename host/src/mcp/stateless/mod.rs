@@ -15,173 +15,152 @@ use tokio_util::sync::CancellationToken;
 use crate::mcp::handlers::{self, StatelessCall};
 use crate::mcp::jsonrpc::{self, RpcError};
 use crate::mcp::version::ProtocolVersion;
-use crate::mcp::{Change, Server, Session, wire};
+use crate::mcp::{Change, Session, wire};
 use crate::runtime::bindings::host::ListKind;
 use input_round::InputRound;
-use meta::{CacheScope, META_SUBSCRIPTION_ID, RequestMeta, finish_result};
+use meta::{META_SUBSCRIPTION_ID, RequestMeta, finish_result};
 
-impl Session {
-    /// Serves one stateless request; its result is complete with `resultType`, the server's
-    /// identity and cache hints.
-    pub(crate) async fn stateless_request(
-        self: &Arc<Self>,
-        meta: RequestMeta,
-        version: ProtocolVersion,
-        id: &Value,
-        method: &str,
-        params: Map<String, Value>,
-        cancelled: CancellationToken,
-    ) -> Result<Value, RpcError> {
-        let mut result = match method {
-            "server/discover" => Ok(self.server.discover_result(version)),
-            "subscriptions/listen" => {
-                let call = StatelessCall { meta, round: None };
-                self.listen(version, id, &params, &call, &cancelled).await
-            }
-            "tools/list"
-            | "resources/list"
-            | "resources/templates/list"
-            | "prompts/list"
-            | "completion/complete" => {
-                let call = StatelessCall { meta, round: None };
-                handlers::dispatch(self, version, id, method, params, cancelled, Some(&call)).await
-            }
-            "tools/call" | "prompts/get" | "resources/read" => {
-                let (target, arguments) = round_key(method, &params);
-                let round = Arc::new(InputRound::open(
-                    &self.server.request_state,
-                    &meta,
-                    version,
-                    self.identity.client.clone(),
-                    method,
-                    &target,
-                    &arguments,
-                    &params,
-                )?);
-                let call = StatelessCall {
-                    meta,
-                    round: Some(round.clone()),
-                };
-                let result =
-                    handlers::dispatch(self, version, id, method, params, cancelled, Some(&call))
-                        .await;
-                let failed = match &result {
-                    Ok(r) => r.get("isError") == Some(&Value::Bool(true)),
-                    Err(_) => true,
-                };
-                round.outcome(failed).unwrap_or(result)
-            }
-            // `initialize`, `ping`, `logging/setLevel` and `resources/(un)subscribe` are gone
-            // from this revision, like anything unknown.
-            _ => Err(RpcError::method_not_found(
-                method,
-                &format!("protocol {version}"),
-            )),
-        }?;
-        finish_result(method, &mut result, self.server.cache_scope());
-        Ok(result)
-    }
-
-    /// `subscriptions/listen`: acknowledges what it will send, then sends it, each notification
-    /// tagged with the request's id, until the client cancels (no response) or the server shuts
-    /// down (a graceful result).
-    async fn listen(
-        self: &Arc<Self>,
-        version: ProtocolVersion,
-        id: &Value,
-        params: &Map<String, Value>,
-        call: &StatelessCall,
-        cancelled: &CancellationToken,
-    ) -> Result<Value, RpcError> {
-        let filter = Filter::parse(params)?;
-        let honored = self.honor(filter).await;
-        handlers::learn_resource_files(
-            self,
-            version,
-            id,
-            &honored.resources,
-            call,
-            cancelled.clone(),
-        )
-        .await;
-        // Subscribe before acknowledging, so nothing that happens after the ack is missed.
-        let mut changes = self.server.subscribe_changes();
-        let tag = |mut params: Value| {
-            params["_meta"] = json!({ META_SUBSCRIPTION_ID: id });
-            params
-        };
-        self.send_related(
-            Some(id),
-            jsonrpc::notification(
-                "notifications/subscriptions/acknowledged",
-                tag(json!({ "notifications": honored.to_json() })),
-            ),
-        );
-        loop {
-            let change = tokio::select! {
-                change = changes.recv() => change,
-                _ = cancelled.cancelled() => return Ok(json!({})),
-                _ = self.shutting_down.cancelled() => {
-                    return Ok(json!({ "_meta": { META_SUBSCRIPTION_ID: id } }));
-                }
-            };
-            let notifications = match change {
-                Ok(change) => honored.notifications_for(&change),
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(
-                        missed,
-                        "a subscription fell behind; announcing every list it follows"
-                    );
-                    honored.every_list()
-                }
-                Err(broadcast::error::RecvError::Closed) => return Ok(json!({})),
-            };
-            for (method, params) in notifications {
-                self.send_related(Some(id), jsonrpc::notification(method, tag(params)));
-            }
+/// Serves one stateless request of `session`; its result is complete with `resultType`, the
+/// server's identity and cache hints.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn serve(
+    session: &Arc<Session>,
+    meta: RequestMeta,
+    version: ProtocolVersion,
+    id: &Value,
+    method: &str,
+    params: Map<String, Value>,
+    cancelled: CancellationToken,
+) -> Result<Value, RpcError> {
+    let mut result = match method {
+        "server/discover" => Ok(session.server().discover_result(version)),
+        "subscriptions/listen" => {
+            let call = StatelessCall { meta, round: None };
+            listen(session, version, id, &params, &call, &cancelled).await
         }
-    }
+        "tools/list"
+        | "resources/list"
+        | "resources/templates/list"
+        | "prompts/list"
+        | "completion/complete" => {
+            let call = StatelessCall { meta, round: None };
+            handlers::dispatch(session, version, id, method, params, cancelled, Some(&call)).await
+        }
+        "tools/call" | "prompts/get" | "resources/read" => {
+            let (target, arguments) = round_key(method, &params);
+            let round = Arc::new(InputRound::open(
+                &session.server().request_state,
+                &meta,
+                version,
+                session.identity().client.clone(),
+                method,
+                &target,
+                &arguments,
+                &params,
+            )?);
+            let call = StatelessCall {
+                meta,
+                round: Some(round.clone()),
+            };
+            let result =
+                handlers::dispatch(session, version, id, method, params, cancelled, Some(&call))
+                    .await;
+            let failed = match &result {
+                Ok(r) => r.get("isError") == Some(&Value::Bool(true)),
+                Err(_) => true,
+            };
+            round.outcome(failed).unwrap_or(result)
+        }
+        // `initialize`, `ping`, `logging/setLevel` and `resources/(un)subscribe` are gone
+        // from this revision, like anything unknown.
+        _ => Err(RpcError::method_not_found(
+            method,
+            &format!("protocol {version}"),
+        )),
+    }?;
+    finish_result(method, &mut result, session.server().cache_scope());
+    Ok(result)
+}
 
-    /// The part of `filter` this server will honor for this client: resource URIs it can read.
-    async fn honor(&self, mut filter: Filter) -> Filter {
-        // A URI of a plugin still loading is known once it is ready.
-        let catalog = self
-            .server
-            .catalog_with(None, |c| {
-                filter
-                    .resources
-                    .iter()
-                    .all(|uri| c.resources.route(uri).is_some())
-            })
-            .await;
-        filter.resources.retain(|uri| {
-            catalog
-                .resources
-                .route(uri)
-                .is_some_and(|p| self.scope().allows_plugin(&p.name))
-        });
-        filter
+/// `subscriptions/listen`: acknowledges what it will send, then sends it, each notification
+/// tagged with the request's id, until the client cancels (no response) or the server shuts
+/// down (a graceful result).
+async fn listen(
+    session: &Arc<Session>,
+    version: ProtocolVersion,
+    id: &Value,
+    params: &Map<String, Value>,
+    call: &StatelessCall,
+    cancelled: &CancellationToken,
+) -> Result<Value, RpcError> {
+    let filter = Filter::parse(params)?;
+    let honored = honor(session, filter).await;
+    handlers::learn_resource_files(
+        session,
+        version,
+        id,
+        &honored.resources,
+        call,
+        cancelled.clone(),
+    )
+    .await;
+    // Subscribe before acknowledging, so nothing that happens after the ack is missed.
+    let mut changes = session.server().subscribe_changes();
+    let tag = |mut params: Value| {
+        params["_meta"] = json!({ META_SUBSCRIPTION_ID: id });
+        params
+    };
+    session.send_related(
+        Some(id),
+        jsonrpc::notification(
+            "notifications/subscriptions/acknowledged",
+            tag(json!({ "notifications": honored.to_json() })),
+        ),
+    );
+    loop {
+        let change = tokio::select! {
+            change = changes.recv() => change,
+            _ = cancelled.cancelled() => return Ok(json!({})),
+            _ = session.shutting_down().cancelled() => {
+                return Ok(json!({ "_meta": { META_SUBSCRIPTION_ID: id } }));
+            }
+        };
+        let notifications = match change {
+            Ok(change) => honored.notifications_for(&change),
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(
+                    missed,
+                    "a subscription fell behind; announcing every list it follows"
+                );
+                honored.every_list()
+            }
+            Err(broadcast::error::RecvError::Closed) => return Ok(json!({})),
+        };
+        for (method, params) in notifications {
+            session.send_related(Some(id), jsonrpc::notification(method, tag(params)));
+        }
     }
 }
 
-impl Server {
-    fn discover_result(&self, version: ProtocolVersion) -> Value {
-        json!({
-            "supportedVersions": ProtocolVersion::STATELESS.map(|v| v.as_str()),
-            "capabilities": self.capabilities(version),
-            "instructions": crate::mcp::INSTRUCTIONS,
+/// The part of `filter` this server will honor for this client: resource URIs it can read.
+async fn honor(session: &Session, mut filter: Filter) -> Filter {
+    // A URI of a plugin still loading is known once it is ready.
+    let catalog = session
+        .server()
+        .catalog_with(None, |c| {
+            filter
+                .resources
+                .iter()
+                .all(|uri| c.resources.route(uri).is_some())
         })
-    }
-
-    /// Lists differ per token when tokens with scopes are configured: then no shared cache may
-    /// keep them.
-    fn cache_scope(&self) -> CacheScope {
-        if self.access.tokens_required() {
-            CacheScope::Private
-        } else {
-            CacheScope::Public
-        }
-    }
+        .await;
+    filter.resources.retain(|uri| {
+        catalog
+            .resources
+            .route(uri)
+            .is_some_and(|p| session.scope().allows_plugin(&p.name))
+    });
+    filter
 }
 
 /// What identifies a request across its attempts besides its method: the tool, prompt or

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::Value;
 
 use super::error::HttpError;
-use super::http_error;
+use super::error::http_error;
 use crate::catalog::Catalog;
 use crate::config::{AccessConfig, Identity};
 use crate::mcp::Server;

@@ -17,10 +17,12 @@ use axum::response::{IntoResponse as _, Response};
 use futures_util::future::{BoxFuture, Either, Ready, ready};
 use tower::{Layer, Service};
 
+use super::auth;
 use super::auth::Checked;
 use super::error::HttpError;
+use super::error::http_error;
 use super::guard::Refused;
-use super::{AppState, auth, http_error};
+use super::state::AppState;
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST};
 

@@ -66,6 +66,12 @@ impl IntoResponse for HttpError {
     }
 }
 
+/// An HTTP refusal with a JSON-RPC error body (`id: null` until [`HttpError::about`] names the
+/// request), as MCP clients expect.
+pub(super) fn http_error(status: StatusCode, code: i64, message: impl Into<String>) -> HttpError {
+    HttpError::new(status, code, message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

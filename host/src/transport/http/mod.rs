@@ -12,19 +12,21 @@ pub mod client_address;
 pub mod conn;
 mod error;
 pub mod guard;
+mod http_session;
+mod messages;
 mod resource_server;
 mod sessions;
 mod shared;
 mod sse;
 mod sse_2024;
+mod state;
 mod stateless;
 mod streams;
 mod trace;
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 use axum::body::Bytes;
@@ -39,57 +41,19 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::config::Identity;
 use crate::mcp::jsonrpc::Incoming;
-use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
-use crate::mcp::version::ProtocolVersion;
+use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST};
 use crate::mcp::{Accepted, Server, Session, batch_responses};
-use crate::oauth::OAuth;
 use caller::Caller;
-use error::HttpError;
-use guard::{AllowList, Refused};
-use sessions::{
-    HttpSession, expire_idle_sessions, new_session_id, room_for_session, session_for, session_id,
+use error::{HttpError, http_error};
+use http_session::HttpSession;
+use messages::{
+    check_session_version, check_stream_request, json_response, posted_message, sessionless,
 };
-use sse::{DisconnectGuard, sse, sse_response};
+use sessions::{expire_idle_sessions, new_session_id, room_for_session, session_for, session_id};
+use sse::{DisconnectGuard, sse};
+pub use state::HttpOptions;
+use state::{AppState, lock};
 use streams::{STANDALONE, ServerHistory, Streams};
-
-/// The HTTP server's settings.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    /// The address to listen on.
-    pub listen: SocketAddr,
-    /// Hosts and origins requests may come with.
-    pub allow: AllowList,
-    /// A session without requests or open streams for this long is forgotten.
-    pub idle_timeout: Duration,
-    /// Largest request body; a larger one gets 413.
-    pub max_body_bytes: usize,
-    /// Time to send a request's headers (and the longest a connection sits idle between
-    /// requests), and to send its body.
-    pub header_timeout: Duration,
-    /// Time to send a request's body.
-    pub body_timeout: Duration,
-    /// Initialize-based sessions (Streamable HTTP and HTTP+SSE) open at once, from every
-    /// client, and from one client (a token, or an anonymous client's address).
-    pub max_sessions: usize,
-    /// Initialize-based sessions open at once from one client.
-    pub max_sessions_per_client: usize,
-    /// Connections open at once, and the proxies whose forwarding headers name the client.
-    pub connections: conn::ConnectionLimits,
-}
-
-struct AppState {
-    server: Arc<Server>,
-    options: HttpOptions,
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
-    /// Sessions of the 2024-11-05 HTTP+SSE transport.
-    sse_2024: Mutex<HashMap<String, Arc<sse_2024::Sse2024Session>>>,
-    /// Bytes of replay history all sessions keep.
-    history: ServerHistory,
-    /// OAuth access tokens, with `[auth.oauth]`.
-    oauth: Option<Arc<OAuth>>,
-    /// Sessions shared with the other replicas, with `[cluster]`.
-    shared: Option<Arc<crate::cluster::sessions::SharedSessions>>,
-}
 
 /// Serves MCP over HTTP until the process ends; sessions are shared with the other replicas
 /// through `shared`, when given.
@@ -495,99 +459,6 @@ async fn delete_mcp(
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     let (status, body) = super::health::readiness(&state.server, false);
     json_response(status, &body)
-}
-
-/// GET and DELETE act on an initialize-based session; without one (the stateless revision has
-/// none, and no GET stream) they are not allowed.
-fn sessionless(headers: &HeaderMap) -> Result<(), HttpError> {
-    let stateless = headers.get("mcp-protocol-version").is_some_and(|v| {
-        ProtocolVersion::parse_with_sessions(v.to_str().unwrap_or("").trim()).is_none()
-    });
-    if session_id(headers).is_some() && !stateless {
-        return Ok(());
-    }
-    Err(http_error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        INVALID_REQUEST,
-        "only POST without a session: GET and DELETE act on sessions of the initialize-based \
-         revisions (up to 2025-11-25)",
-    )
-    .with_header(header::ALLOW, HeaderValue::from_static("POST")))
-}
-
-/// The JSON-RPC message (or batch) a POST carries.
-fn posted_message(headers: &HeaderMap, body: &[u8]) -> Result<Value, HttpError> {
-    if !content_type_is_json(headers) {
-        return Err(http_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            INVALID_REQUEST,
-            "Content-Type must be application/json",
-        ));
-    }
-    let value = serde_json::from_slice(body).map_err(|e| {
-        http_error(
-            StatusCode::BAD_REQUEST,
-            PARSE_ERROR,
-            format!("parse error: {e}"),
-        )
-    })?;
-    Ok(value)
-}
-
-/// An initialize-based request's protocol version header names a revision we serve.
-fn check_session_version(headers: &HeaderMap, id: &Value) -> Result<(), HttpError> {
-    guard::check_protocol_version(headers)
-        .map_err(|Refused(why)| http_error(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).about(id))
-}
-
-/// A GET that opens an SSE stream: the client must accept one (406).
-fn check_stream_request(headers: &HeaderMap) -> Result<(), HttpError> {
-    check_session_version(headers, &Value::Null)?;
-    if !accepts(headers, "text/event-stream") {
-        return Err(http_error(
-            StatusCode::NOT_ACCEPTABLE,
-            INVALID_REQUEST,
-            "GET opens an SSE stream: Accept must include text/event-stream",
-        ));
-    }
-    Ok(())
-}
-
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    json_text_response(status, body.to_string())
-}
-
-/// A response of JSON already serialized.
-fn json_text_response(status: StatusCode, body: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-/// An HTTP refusal with a JSON-RPC error body (`id: null` until [`HttpError::about`] names the
-/// request), as MCP clients expect.
-fn http_error(status: StatusCode, code: i64, message: impl Into<String>) -> HttpError {
-    HttpError::new(status, code, message)
-}
-
-fn content_type_is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
-}
-
-fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|v| v.split(';').next().unwrap_or("").trim())
-        .any(|v| v.eq_ignore_ascii_case(media) || v == "*/*")
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

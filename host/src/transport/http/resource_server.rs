@@ -9,7 +9,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::{AppState, http_error};
+use super::error::http_error;
+use super::state::AppState;
 use crate::mcp::jsonrpc::INVALID_REQUEST;
 use crate::oauth::{KEYS_MAX_AGE, OAuth, OAuthSettings};
 

@@ -1,25 +1,18 @@
 //! Initialize-based sessions over HTTP: how many a client may open, finding the one a request
 //! names, new ids, and forgetting idle ones.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 
-use super::error::HttpError;
-use super::streams::{RESUME_WINDOW, Streams};
-use super::{AppState, http_error, lock};
+use super::error::{HttpError, http_error};
+use super::http_session::HttpSession;
+use super::state::{AppState, lock};
+use super::streams::RESUME_WINDOW;
 use crate::config::Identity;
-use crate::mcp::Session;
 use crate::mcp::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST};
-
-/// One initialize-based session: the protocol session, its SSE streams, and when it was last used.
-pub(super) struct HttpSession {
-    pub(super) session: Arc<Session>,
-    pub(super) streams: Arc<Streams>,
-    pub(super) last_active: Mutex<Instant>,
-}
 
 /// Whether `client` may open one more initialize-based session; the refusal echoes `id`.
 pub(super) fn room_for_session(

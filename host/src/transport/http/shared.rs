@@ -20,10 +20,11 @@ use axum::response::sse::Event;
 use serde_json::{Value, json};
 
 use super::error::HttpError;
-use super::sessions::HttpSession;
+use super::error::http_error;
+use super::http_session::HttpSession;
 use super::sse::sse_response;
+use super::state::{AppState, lock};
 use super::streams::{STANDALONE, StreamId, Streams, parse_event_id};
-use super::{AppState, http_error, lock};
 use crate::cluster::sessions::{MirroredEvent, SessionEvent, SharedSessions};
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST};

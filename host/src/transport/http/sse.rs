@@ -10,7 +10,7 @@ use axum::response::{IntoResponse as _, Response};
 use futures_util::StreamExt as _;
 use tokio::sync::mpsc;
 
-use super::sessions::HttpSession;
+use super::http_session::HttpSession;
 use super::streams::{RESUME_WINDOW, StreamEvent, StreamId};
 use crate::mcp::Server;
 use crate::shutdown::Shutdown;

@@ -11,19 +11,15 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use serde::Deserialize;
 
-use super::error::HttpError;
-use super::{
-    AppState, Caller, check_stream_request, http_error, json_response, lock, posted_message,
-    room_for_session,
-};
+use super::caller::Caller;
+use super::error::{HttpError, http_error};
+use super::http_session::Sse2024Session;
+use super::messages::{check_stream_request, json_response, posted_message};
+use super::sessions::room_for_session;
+use super::state::{AppState, lock};
 use crate::mcp::jsonrpc::INVALID_REQUEST;
 use crate::mcp::{Accepted, Outbox, Outgoing, Session};
 use crate::transport::queue;
-
-/// A session of the HTTP+SSE transport: everything it sends goes to its one stream.
-pub(super) struct Sse2024Session {
-    pub(super) session: Arc<Session>,
-}
 
 /// `GET /sse`
 pub(super) async fn open(

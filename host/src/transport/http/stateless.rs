@@ -16,7 +16,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
 
-use super::{http_error, json_response, json_text_response, sse_response};
+use super::error::http_error;
+use super::messages::{json_response, json_text_response};
+use super::sse::sse_response;
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND, RpcError};
 use crate::mcp::stateless::meta::{

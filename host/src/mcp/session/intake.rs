@@ -9,12 +9,16 @@ use futures_util::FutureExt as _;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::handlers::{self, SESSION_METHODS};
-use super::incident;
-use super::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
-use super::session::{Session, Waiter, in_flight};
-use super::stateless::meta::{self, RequestMeta};
-use super::version::ProtocolVersion;
+use super::asks::Waiter;
+use super::{Session, in_flight};
+use crate::mcp::handlers::{self, SESSION_METHODS};
+use crate::mcp::incident;
+use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Incoming, RpcError};
+use crate::mcp::stateless::{
+    self,
+    meta::{self, RequestMeta},
+};
+use crate::mcp::version::ProtocolVersion;
 
 /// The work of one request: its response, or `None` when it gets none (cancelled).
 pub type Reply = std::pin::Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
@@ -189,9 +193,7 @@ impl Session {
             let session = self.clone();
             return self.in_flight_reply(id, move |id, cancelled| {
                 Box::pin(async move {
-                    session
-                        .stateless_request(meta, version, &id, &method, params, cancelled)
-                        .await
+                    stateless::serve(&session, meta, version, &id, &method, params, cancelled).await
                 })
             });
         }
