@@ -28,7 +28,7 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use palisade::config::Config;
+//! use palisade::config::{Config, SystemIo};
 //!
 //! let text = r#"
 //! [plugins.hello]
@@ -36,12 +36,12 @@
 //! [plugins.hello.limits]
 //! timeout_ms = 2000
 //! "#;
-//! let config = Config::parse(text, Path::new("/etc/palisade/palisade.toml")).unwrap();
+//! let config = Config::parse(text, Path::new("/etc/palisade/palisade.toml"), &SystemIo).unwrap();
 //! let hello = &config.plugins[0];
 //! assert_eq!(hello.spec.path, Path::new("/etc/palisade/hello.wasm"));
 //! assert_eq!(hello.spec.limits.timeout_ms, 2000);
 //!
-//! let wrong = Config::parse("[plugins.hello]\npath = 3\n", Path::new("palisade.toml"));
+//! let wrong = Config::parse("[plugins.hello]\npath = 3\n", Path::new("palisade.toml"), &SystemIo);
 //! assert!(wrong.unwrap_err().to_string().contains("line 2"));
 //! ```
 

@@ -13,7 +13,7 @@ const TIMEOUT_MS: std::ops::RangeInclusive<u64> = 10..=30_000;
 /// `[cluster]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ClusterSection {
+pub(super) struct ClusterSection {
     /// `redis://HOST:PORT/DB` or `rediss://` (TLS); `USER:PASSWORD@` is accepted, but a
     /// password is better given by `password_env` or `password_file`.
     pub redis: Option<String>,
@@ -84,10 +84,10 @@ impl ClusterSettings {
 }
 
 /// Checks `[cluster]`; `base` is the configuration file's directory. `None`: no cluster.
-pub fn resolve_cluster(
+pub(super) fn resolve_cluster(
     section: ClusterSection,
     base: &Path,
-    read_secret_file: impl Fn(&Path) -> Result<String, String>,
+    io: &dyn super::io::ConfigIo,
 ) -> Result<Option<ClusterSettings>, String> {
     let Some(text) = section.redis else {
         let set = section.password_env.is_some()
@@ -129,14 +129,16 @@ pub fn resolve_cluster(
     let _ = url.set_password(None);
     let password = match (in_url, section.password_env, section.password_file) {
         (p, None, None) => p,
-        (None, Some(var), None) => Some(std::env::var(&var).map_err(|_| {
+        (None, Some(var), None) => Some(io.env(&var).ok_or_else(|| {
             format!(
                 "password_env: the server's environment variable {var} is not set (or not UTF-8)"
             )
         })?),
-        (None, None, Some(file)) => Some(
-            read_secret_file(&base.join(file)).map_err(|why| format!("password_file: {why}"))?,
-        ),
+        (None, None, Some(file)) => Some(io.secret_file(&base.join(file)).map_err(
+            |(super::io::Unreadable::Missing(why) | super::io::Unreadable::Wrong(why))| {
+                format!("password_file: {why}")
+            },
+        )?),
         _ => {
             return Err("give the password once: in the URL, password_env or password_file".into());
         }
@@ -151,8 +153,9 @@ pub fn resolve_cluster(
         }
         Some(file) => {
             let path = base.join(file);
-            let pem = std::fs::read(&path)
-                .map_err(|e| format!("ca_file: cannot read {}: {e}", path.display()))?;
+            let pem = io
+                .read_bytes(&path)
+                .map_err(|why| format!("ca_file: {why}"))?;
             if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
                 return Err(format!(
                     "ca_file: {} holds no PEM certificate",
@@ -213,9 +216,11 @@ mod tests {
 
     fn resolve(toml_text: &str) -> Result<Option<ClusterSettings>, String> {
         let section: ClusterSection = toml::from_str(toml_text).map_err(|e| e.to_string())?;
-        resolve_cluster(section, Path::new("/nonexistent"), |p| {
-            Err(format!("no file {}", p.display()))
-        })
+        resolve_cluster(
+            section,
+            Path::new("/nonexistent"),
+            &crate::config::io::MemoryIo::default(),
+        )
     }
 
     #[test]
@@ -248,7 +253,10 @@ mod tests {
                 "redis = \"redis://:pw@h:1\"\npassword_env = \"X\"",
                 "password once",
             ),
-            ("redis = \"redis://h:1\"\npassword_file = \"p\"", "no file"),
+            (
+                "redis = \"redis://h:1\"\npassword_file = \"p\"",
+                "cannot read /nonexistent/p",
+            ),
         ] {
             let err = resolve(text).unwrap_err();
             assert!(err.contains(needle), "{text}: {err}");

@@ -5,39 +5,40 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Deserialize;
+use toml::Spanned;
 
-use super::model::{AnnotationOverrides, AuditArguments, DirGrant, RootsAccess, RootsAt};
+use super::model::{AccessMode, AnnotationOverrides, AuditArguments, RootsAccess, RootsAt};
 
 /// The whole configuration file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+pub(super) struct ConfigFile {
     /// `[server]`.
     #[serde(default)]
     pub server: ServerSection,
     #[serde(default)]
     /// In the file's order: on a collision, the plugin further down is not served.
-    pub plugins: indexmap::IndexMap<String, PluginSection>,
+    pub plugins: indexmap::IndexMap<String, Spanned<PluginSection>>,
     /// `[auth]`.
     #[serde(default)]
-    pub auth: AuthSection,
+    pub auth: Option<Spanned<AuthSection>>,
     /// `[audit]`; none: no audit log.
-    pub audit: Option<AuditSection>,
+    pub audit: Option<Spanned<AuditSection>>,
     /// `[sources]`.
     #[serde(default)]
-    pub sources: SourcesSection,
+    pub sources: Option<Spanned<SourcesSection>>,
     /// `[telemetry]`.
     #[serde(default)]
-    pub telemetry: TelemetrySection,
+    pub telemetry: Option<Spanned<TelemetrySection>>,
     /// `[cluster]`.
     #[serde(default)]
-    pub cluster: super::cluster::ClusterSection,
+    pub cluster: Option<Spanned<super::cluster::ClusterSection>>,
 }
 
 /// `[telemetry]`: what operators watch the server with.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TelemetrySection {
+pub(super) struct TelemetrySection {
     /// `ADDRESS:PORT` (or `PORT`, on 127.0.0.1) serving `/metrics` (Prometheus), `/healthz`
     /// and `/readyz`; apart from MCP, so it is never public by accident (default: none).
     pub metrics_listen: Option<String>,
@@ -55,7 +56,7 @@ pub struct TelemetrySection {
 /// `[sources]`: how plugins from registries and URLs are fetched and kept.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SourcesSection {
+pub(super) struct SourcesSection {
     /// Where fetched components are kept (default ~/.local/share/palisade/store).
     pub store_dir: Option<PathBuf>,
     /// Largest component fetched, in MiB (default 256).
@@ -80,7 +81,7 @@ pub struct SourcesSection {
 /// `verify = { key = "cosign.pub" }` or `verify = { identity = "...", issuer = "https://..." }`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct VerifySection {
+pub(super) struct VerifySection {
     /// A public key file (PEM), relative to the configuration file.
     pub key: Option<PathBuf>,
     /// The signer's identity in its certificate: an email, or a CI workflow's URI.
@@ -93,7 +94,7 @@ pub struct VerifySection {
 /// variables (never in the file).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RegistrySection {
+pub(super) struct RegistrySection {
     /// The user name, with `password_env`.
     pub username: Option<String>,
     /// The variable holding the password.
@@ -105,7 +106,7 @@ pub struct RegistrySection {
 /// `[auth]`: bearer tokens for HTTP clients and the scopes they carry.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AuthSection {
+pub(super) struct AuthSection {
     /// The scope a client over stdio gets (default `all`).
     pub stdio_scope: Option<String>,
     /// Named scopes: lists of `PLUGIN` or `PLUGIN/TOOL` globs.
@@ -122,7 +123,7 @@ pub struct AuthSection {
 /// specification): the issuer it trusts, the resource it is, and what token scopes grant.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct OAuthSection {
+pub(super) struct OAuthSection {
     /// The authorization server's issuer URL, exactly as its tokens' `iss` claim has it.
     pub issuer: String,
     /// This server's canonical URL (RFC 8707), every token's audience must name it (default
@@ -149,7 +150,7 @@ pub struct OAuthSection {
 /// `[[auth.oauth.rules]]`: a token whose `claim` is, or contains, `equals` gets `scope`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ClaimRuleSection {
+pub(super) struct ClaimRuleSection {
     /// The claim's name; `a.b` reaches into an object when no claim is named `a.b` itself.
     pub claim: String,
     /// The value it must be, or contain when it is a list.
@@ -161,7 +162,7 @@ pub struct ClaimRuleSection {
 /// `[[auth.tokens]]`: one token, given as exactly one of `sha256`, `file` or `env`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TokenSection {
+pub(super) struct TokenSection {
     /// Names the client in logs, the audit log and rate limits.
     pub name: String,
     /// The SHA-256 of the token, in hex (`palisade token` prints one).
@@ -177,7 +178,7 @@ pub struct TokenSection {
 /// `[audit]`: one JSON line per call.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AuditSection {
+pub(super) struct AuditSection {
     /// The log file, relative to the configuration file.
     pub path: PathBuf,
     /// Size at which the file is rotated, in MiB (default 10).
@@ -195,14 +196,14 @@ pub struct AuditSection {
 /// `[server]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ServerSection {
+pub(super) struct ServerSection {
     /// Items per page in list results.
-    pub page_size: Option<usize>,
+    pub page_size: Option<Spanned<usize>>,
     /// Where compiled components are cached.
     pub cache_dir: Option<PathBuf>,
     /// Directories served as roots to clients that give none, relative to the file.
     #[serde(default)]
-    pub roots: Vec<PathBuf>,
+    pub roots: Vec<Spanned<PathBuf>>,
     /// Where plugins see the roots: `"host-paths"` (default) or `"/roots"`.
     pub roots_at: Option<RootsAt>,
     /// Reload plugins and this file when they change (default true).
@@ -211,30 +212,30 @@ pub struct ServerSection {
     /// requests), relative to this file; every process behind one load balancer needs the same.
     pub request_state_key_file: Option<PathBuf>,
     /// How long a client may take to answer input requests, in seconds (default 1800).
-    pub request_state_ttl_s: Option<u64>,
+    pub request_state_ttl_s: Option<Spanned<u64>>,
     /// The default of every plugin's `ask` (default false).
     pub ask: Option<bool>,
     /// The largest component file compiled, in MiB (default 64).
-    pub max_component_mib: Option<u64>,
+    pub max_component_mib: Option<Spanned<u64>>,
     /// The most functions a component's core modules may define (default 50000).
-    pub max_component_functions: Option<u64>,
+    pub max_component_functions: Option<Spanned<u64>>,
     /// A PEM file of certificate authorities every plugin's HTTPS trusts besides the bundled
     /// (Mozilla) set, relative to this file: a private API's, or a proxy's that re-signs traffic.
-    pub ca_file: Option<PathBuf>,
+    pub ca_file: Option<Spanned<PathBuf>>,
     /// Seconds calls in flight may take to finish after SIGTERM before the server exits
     /// (default 30).
     pub shutdown_grace_s: Option<u64>,
     /// `[server.http]`.
     #[serde(default)]
-    pub http: HttpSection,
+    pub http: Option<Spanned<HttpSection>>,
 }
 
 /// `[server.http]`: MCP over HTTP instead of stdio.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HttpSection {
+pub(super) struct HttpSection {
     /// `ADDRESS:PORT` or `PORT` (on 127.0.0.1); serving HTTP when set.
-    pub listen: Option<String>,
+    pub listen: Option<Spanned<String>>,
     /// Host names the `Host` header may carry, besides loopback.
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
@@ -258,7 +259,7 @@ pub struct HttpSection {
     /// Addresses or CIDRs of proxies whose `Forwarded` / `X-Forwarded-For` name the client
     /// (default none: every client is its TCP peer).
     #[serde(default)]
-    pub trusted_proxies: Vec<String>,
+    pub trusted_proxies: Vec<Spanned<String>>,
     /// Connections open at once from all clients (default 1024).
     pub max_connections: Option<usize>,
     /// Connections open at once from one address; trusted proxies count toward
@@ -269,53 +270,53 @@ pub struct HttpSection {
 /// `[plugins.NAME]`
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PluginSection {
+pub(super) struct PluginSection {
     /// The component file, relative to the configuration file.
-    pub path: Option<PathBuf>,
+    pub path: Option<Spanned<PathBuf>>,
     /// Where the component comes from instead of `path`: `oci://...`, `https://...` or a file.
-    pub source: Option<String>,
+    pub source: Option<Spanned<String>>,
     /// The prefix of the plugin's public tool names; the plugin's name by default, `""` for none.
-    pub prefix: Option<String>,
+    pub prefix: Option<Spanned<String>>,
     /// Access to the client's roots (and `--root` directories).
     #[serde(default)]
     pub roots: RootsAccess,
     /// Host directories the plugin may use.
     #[serde(default)]
-    pub dirs: Vec<DirGrant>,
+    pub dirs: Vec<DirSection>,
     /// `[plugins.NAME.limits]`.
     #[serde(default)]
     pub limits: LimitsSection,
     /// Environment variables the plugin sees: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
-    pub env: BTreeMap<String, EnvValue>,
+    pub env: BTreeMap<String, Spanned<EnvValue>>,
     /// Serve the component's `wasi:http/incoming-handler` as the tool `request`.
     #[serde(default)]
     pub http_handler: bool,
     /// `[plugins.NAME.keyvalue]`: the plugin's own `wasi:keyvalue` store (none without it).
-    pub keyvalue: Option<KeyValueSection>,
+    pub keyvalue: Option<Spanned<KeyValueSection>>,
     /// Plugins whose components are composed into this one: their exports satisfy its imports.
     #[serde(default)]
-    pub link: Vec<String>,
+    pub link: Vec<Spanned<String>>,
     /// Values the plugin reads through `wasi:config/store`: a value, or `{ from_host = "VAR" }`.
     #[serde(default)]
-    pub config: BTreeMap<String, EnvValue>,
+    pub config: BTreeMap<String, Spanned<EnvValue>>,
     /// Secrets the plugin reads through `wasi:config/store`: `NAME = { env = "VAR" }` or
     /// `NAME = { file = "PATH" }`, kept out of logs and errors.
     #[serde(default)]
-    pub secrets: BTreeMap<String, SecretSection>,
+    pub secrets: BTreeMap<String, Spanned<SecretSection>>,
     /// Hosts the plugin may reach over `wasi:http` (see [`HostPattern`](crate::runtime::HostPattern)).
     #[serde(default)]
-    pub network: Vec<String>,
+    pub network: Vec<Spanned<String>>,
     /// A PEM file of certificate authorities this plugin's HTTPS trusts besides the bundled set
     /// and `[server] ca_file`, relative to this file.
-    pub ca_file: Option<PathBuf>,
+    pub ca_file: Option<Spanned<PathBuf>>,
     /// Per-tool settings, by the plugin's own tool name.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolSection>,
     /// The SHA-256 the component file must have (hex); a different file is refused.
-    pub sha256: Option<String>,
+    pub sha256: Option<Spanned<String>>,
     /// Who must have signed it (for a `source` from a registry or a URL).
-    pub verify: Option<VerifySection>,
+    pub verify: Option<Spanned<VerifySection>>,
     /// A Sigstore trusted root for this plugin's keyless verification.
     pub trusted_root: Option<PathBuf>,
     /// Ask the user, during a call, for a host or environment variable the plugin reaches for
@@ -323,18 +324,18 @@ pub struct PluginSection {
     pub ask: Option<bool>,
     /// `"per-client"`: an instance serves later calls of the same client; `"never"` (the
     /// default): a fresh instance for every call.
-    pub reuse: Option<ReuseSetting>,
+    pub reuse: Option<Spanned<ReuseSetting>>,
     /// Calls one reused instance serves before it is replaced (default 1000).
-    pub reuse_calls: Option<u32>,
+    pub reuse_calls: Option<Spanned<u32>>,
     /// Linear memory in MiB past which a reused instance is replaced (default: half of
     /// `limits.memory_mib`).
-    pub reuse_memory_mib: Option<u64>,
+    pub reuse_memory_mib: Option<Spanned<u64>>,
 }
 
 /// `reuse = "..."`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum ReuseSetting {
+pub(super) enum ReuseSetting {
     /// A fresh instance for every call.
     Never,
     /// An instance serves later calls of the same client.
@@ -344,7 +345,7 @@ pub enum ReuseSetting {
 /// `[plugins.NAME.keyvalue]`
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct KeyValueSection {
+pub(super) struct KeyValueSection {
     /// The store's file, relative to the configuration file (default
     /// `palisade-keyvalue/NAME.json`).
     pub path: Option<PathBuf>,
@@ -355,7 +356,7 @@ pub struct KeyValueSection {
 /// `[plugins.NAME.secrets]` `NAME = { ... }`: where a secret's value is read from.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SecretSection {
+pub(super) struct SecretSection {
     /// The server's own environment variable that holds it.
     pub env: Option<String>,
     /// A file that holds it (relative to the configuration file), readable by no one else.
@@ -374,7 +375,7 @@ pub struct SecretSection {
 /// An environment variable's value: given, or passed from the server's own environment.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub enum EnvValue {
+pub(super) enum EnvValue {
     /// `NAME = "value"`: the value itself.
     Value(String),
     /// `NAME = { from_host = "VAR" }`: the server's own variable, passed on.
@@ -387,7 +388,7 @@ pub enum EnvValue {
 /// `[plugins.NAME.tools.TOOL]`
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolSection {
+pub(super) struct ToolSection {
     /// Ask the user (through elicitation) before every call.
     #[serde(default)]
     pub confirm: bool,
@@ -401,25 +402,38 @@ pub struct ToolSection {
 /// `[plugins.NAME.limits]`; anything left out takes the default of [`Limits`](crate::runtime::Limits).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LimitsSection {
+pub(super) struct LimitsSection {
     /// Fuel one call may burn.
-    pub fuel_per_call: Option<u64>,
+    pub fuel_per_call: Option<Spanned<u64>>,
     /// Fuel the plugin's budget regains a second.
-    pub fuel_per_second: Option<u64>,
+    pub fuel_per_second: Option<Spanned<u64>>,
     /// The most fuel the budget holds.
-    pub fuel_burst: Option<u64>,
+    pub fuel_burst: Option<Spanned<u64>>,
     /// Time one call may take, in milliseconds.
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<Spanned<u64>>,
     /// Memory one instance may hold, in MiB.
-    pub memory_mib: Option<u64>,
+    pub memory_mib: Option<Spanned<u64>>,
     /// Bytes one call may return, in KiB.
-    pub output_kib: Option<u64>,
+    pub output_kib: Option<Spanned<u64>>,
     /// Calls a minute, all clients together.
-    pub calls_per_minute: Option<u64>,
+    pub calls_per_minute: Option<Spanned<u64>>,
     /// Calls a minute from one client.
-    pub calls_per_minute_per_client: Option<u64>,
+    pub calls_per_minute_per_client: Option<Spanned<u64>>,
     /// Calls running at once.
-    pub concurrent_calls: Option<u64>,
+    pub concurrent_calls: Option<Spanned<u64>>,
     /// Questions one call may put to the client (0: none).
-    pub questions_per_call: Option<u64>,
+    pub questions_per_call: Option<Spanned<u64>>,
+}
+
+/// One `[[plugins.NAME.dirs]]` entry, each field with where it is.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DirSection {
+    /// The directory on the host (relative to the configuration file).
+    pub host: Spanned<PathBuf>,
+    /// Where the plugin sees it.
+    pub guest: Spanned<String>,
+    /// Read-only unless `read-write`.
+    #[serde(default)]
+    pub mode: AccessMode,
 }

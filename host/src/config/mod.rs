@@ -1,20 +1,24 @@
 //! `palisade.toml`: the operator's configuration, validated before anything is loaded.
 //!
-//! Every field is documented in docs/configuration.md. `file.rs` is the file as written,
-//! `resolve.rs` checks it and fills in defaults, `model.rs` is what the rest of the server gets.
+//! Every field is documented in docs/configuration.md. `file.rs` is the file as written (its
+//! sections private to this module), `resolve/` checks it and fills in defaults (reporting
+//! every problem through `problems.rs`, reading the machine through `io.rs`), `model.rs` is what
+//! the rest of the server gets.
 
 pub mod access;
 mod cluster;
 mod file;
+pub mod io;
 mod keyring;
 mod model;
 mod oauth;
+mod problems;
 mod resolve;
 
 pub use crate::sources::parse_sha256;
 pub use access::{AccessConfig, Identity, OAuthSubject, Scope};
 pub use cluster::{ClusterSettings, FailPolicy};
-pub use file::*;
+pub use io::{ConfigIo, SystemIo};
 pub use model::*;
 pub use oauth::{ClaimRule, OAuthSettings, check_transport};
 pub use resolve::{check_plugin_name, parse_listen, parse_roots_at};
@@ -37,7 +41,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
-        Config::parse(text, Path::new("/tmp/palisade.toml"))
+        Config::parse(text, Path::new("/tmp/palisade.toml"), &SystemIo)
     }
 
     #[test]
@@ -330,6 +334,64 @@ output_kib = 1
         assert!(
             err.contains("host-paths") && err.contains("/roots"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn every_problem_of_a_file_is_told_in_one_run_with_its_line() {
+        let io = io::MemoryIo::default();
+        let text = "[server]\npage_size = 0\n\n[plugins.a]\npath = \"a.wasm\"\n\
+                    [[plugins.a.dirs]]\nhost = \"missing\"\nguest = \"/data\"\n\n\
+                    [plugins.b]\npath = \"b.wasm\"\nprefix = \"not ok\"\n\
+                    [plugins.b.limits]\ntimeout_ms = 0\n";
+        let err = Config::parse(text, Path::new("/etc/p.toml"), &io)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("4 problems in /etc/p.toml:"), "{err}");
+        for expected in [
+            "/etc/p.toml, line 2: [server] page_size = 0 is out of range",
+            "/etc/p.toml, line 7: [plugins.a] dirs[0].host = \"missing\": /etc/missing is not a directory",
+            "/etc/p.toml, line 12: [plugins.b] prefix = \"not ok\" is not a valid prefix",
+            "/etc/p.toml, line 14: [plugins.b] limits.timeout_ms = 0 would refuse every call",
+        ] {
+            assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
+        }
+    }
+
+    #[test]
+    fn the_machine_is_read_through_the_io_only() {
+        // No scratch directory, no environment, no D-Bus: the io says what exists.
+        let io = io::MemoryIo {
+            dirs: vec!["/srv/data".into()],
+            env: [("API_KEY".to_string(), "k-123456".to_string())].into(),
+            keyring: [("palisade/db".to_string(), "hunter2-long".to_string())].into(),
+            ..io::MemoryIo::default()
+        };
+        let text = r#"[plugins.a]
+path = "a.wasm"
+[[plugins.a.dirs]]
+host = "data"
+guest = "/data"
+[plugins.a.env]
+KEY = { from_host = "API_KEY" }
+[plugins.a.secrets]
+DB = { keyring = "palisade/db" }
+"#;
+        let config = Config::parse(text, Path::new("/srv/p.toml"), &io).unwrap();
+        let spec = &config.plugins[0].spec;
+        assert_eq!(spec.dirs[0].host, Path::new("/srv/data"));
+        assert_eq!(spec.env, vec![("KEY".into(), "k-123456".into())]);
+        assert_eq!(spec.secrets[0].value.expose(), "hunter2-long");
+        let missing = Config::parse(
+            &text.replace("palisade/db", "palisade/other"),
+            Path::new("/srv/p.toml"),
+            &io,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            missing.contains("line 9: [plugins.a] secrets DB: no keyring entry palisade/other"),
+            "{missing}"
         );
     }
 }

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use jsonwebtoken::Algorithm;
 
-use super::{OAuthSection, Scope};
+use super::Scope;
+use super::file::OAuthSection;
 use crate::sources::source::is_loopback;
 
 /// Accepted unless the configuration says otherwise: every asymmetric algorithm the verifier
@@ -76,7 +77,7 @@ impl OAuthSettings {
     }
 
     /// Checks `section`; `find` turns a Palisade scope's name into the scope, or says why not.
-    pub fn resolve(
+    pub(super) fn resolve(
         section: OAuthSection,
         find: impl Fn(&str, &str) -> Result<Arc<Scope>, String>,
     ) -> Result<OAuthSettings, String> {

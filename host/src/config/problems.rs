@@ -1,0 +1,90 @@
+//! Every problem of a configuration file, found in one run, each with its line.
+
+use std::fmt::Display;
+use std::ops::Range;
+use std::path::Path;
+
+use super::ConfigError;
+
+/// The problems found so far in one file.
+pub(super) struct Problems<'a> {
+    path: &'a Path,
+    text: &'a str,
+    found: Vec<String>,
+}
+
+impl<'a> Problems<'a> {
+    /// Problems of `text`, the file at `path`.
+    pub(super) fn new(path: &'a Path, text: &'a str) -> Problems<'a> {
+        Problems {
+            path,
+            text,
+            found: Vec::new(),
+        }
+    }
+
+    /// Records `problem` (what it is about, and how to fix it), at the line where `span`
+    /// starts, when known.
+    pub(super) fn add(&mut self, span: Option<Range<usize>>, problem: impl Display) {
+        let line = span
+            .and_then(|span| self.text.get(..span.start))
+            .map(|before| before.matches('\n').count() + 1);
+        self.found.push(match line {
+            Some(line) => format!("{}, line {line}: {problem}", self.path.display()),
+            None => format!("{}: {problem}", self.path.display()),
+        });
+    }
+
+    /// The value of `result`; its error, prefixed with `what`, is recorded as a problem.
+    pub(super) fn take<T, E: Display>(
+        &mut self,
+        span: Option<Range<usize>>,
+        what: impl Display,
+        result: Result<T, E>,
+    ) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(why) => {
+                self.add(span, format_args!("{what}{why}"));
+                None
+            }
+        }
+    }
+
+    /// `value` if nothing was found, else every problem found.
+    pub(super) fn finish<T>(self, value: Option<T>) -> Result<T, ConfigError> {
+        match (self.found.len(), value) {
+            (0, Some(value)) => Ok(value),
+            (0, None) => Err(ConfigError(format!(
+                "{}: the configuration is incomplete",
+                self.path.display()
+            ))),
+            (1, _) => Err(ConfigError(self.found.concat())),
+            (n, _) => Err(ConfigError(format!(
+                "{n} problems in {}:\n\n{}",
+                self.path.display(),
+                self.found.join("\n\n")
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_come_from_spans_and_all_problems_are_told() {
+        let text = "a = 1\nb = 2\n";
+        let mut problems = Problems::new(Path::new("p.toml"), text);
+        problems.add(Some(6..11), "b is wrong");
+        problems.add(None, "something else");
+        let err = problems.finish(Some(())).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "2 problems in p.toml:\n\np.toml, line 2: b is wrong\n\np.toml: something else"
+        );
+        let one = Problems::new(Path::new("p.toml"), text);
+        assert_eq!(one.finish(Some(7)).unwrap(), 7);
+    }
+}

@@ -1,0 +1,157 @@
+//! `[plugins.NAME.limits]` and `reuse`: what a plugin's calls may spend, and whether its
+//! instances serve more than one call.
+
+use std::ops::Range;
+
+use toml::Spanned;
+
+use super::span;
+use crate::config::file::{LimitsSection, ReuseSetting};
+use crate::runtime::{Limits, Reuse};
+
+/// The most questions one call may be allowed to ask: past a few, a prompt flood, not a dialogue.
+const MAX_QUESTIONS_PER_CALL: u64 = 1000;
+
+/// Calls one reused instance serves by default before it is replaced.
+const DEFAULT_REUSE_CALLS: u32 = 1000;
+
+/// A problem of one field: its name under the plugin, where it is, and what is wrong.
+pub(super) type FieldProblem = (&'static str, Option<Range<usize>>, String);
+
+/// The limits with defaults filled in, and the problems of the fields (each is left at its
+/// default).
+pub(super) fn resolve_limits(l: LimitsSection) -> (Limits, Vec<FieldProblem>) {
+    let d = Limits::default();
+    let mut problems = Vec::new();
+    let mut field = |name: &'static str, value: Option<Spanned<u64>>, default: u64| match value {
+        Some(v) if *v.get_ref() == 0 => {
+            problems.push((
+                name,
+                span(&v),
+                "= 0 would refuse every call\nhow to fix: give a positive number, or leave it \
+                 out for the default"
+                    .to_string(),
+            ));
+            (default, None)
+        }
+        Some(v) => (*v.get_ref(), span(&v)),
+        None => (default, None),
+    };
+    let (fuel_per_call, _) = field("fuel_per_call", l.fuel_per_call, d.fuel_per_call);
+    let (fuel_per_second, _) = field("fuel_per_second", l.fuel_per_second, d.fuel_per_second);
+    let (fuel_burst, _) = field("fuel_burst", l.fuel_burst, d.fuel_burst);
+    let (timeout_ms, _) = field("timeout_ms", l.timeout_ms, d.timeout_ms);
+    let (memory_mib, memory_at) = field("memory_mib", l.memory_mib, d.memory_bytes >> 20);
+    let (output_kib, _) = field("output_kib", l.output_kib, d.output_bytes >> 10);
+    let (calls_per_minute, _) = field("calls_per_minute", l.calls_per_minute, d.calls_per_minute);
+    let (per_client, _) = field(
+        "calls_per_minute_per_client",
+        l.calls_per_minute_per_client,
+        d.calls_per_minute_per_client,
+    );
+    let (concurrent_calls, concurrent_at) =
+        field("concurrent_calls", l.concurrent_calls, d.concurrent_calls);
+    let mut limits = Limits {
+        fuel_per_call,
+        fuel_per_second,
+        fuel_burst,
+        timeout_ms,
+        memory_bytes: memory_mib.saturating_mul(1 << 20),
+        output_bytes: output_kib.saturating_mul(1 << 10),
+        calls_per_minute,
+        calls_per_minute_per_client: per_client,
+        concurrent_calls,
+        questions_per_call: d.questions_per_call,
+    };
+    if let Some(questions) = l.questions_per_call {
+        if *questions.get_ref() > MAX_QUESTIONS_PER_CALL {
+            problems.push((
+                "questions_per_call",
+                span(&questions),
+                format!(
+                    "is above {MAX_QUESTIONS_PER_CALL}: no user answers that many questions from \
+                     one tool call\nhow to fix: use at most {MAX_QUESTIONS_PER_CALL}"
+                ),
+            ));
+        } else {
+            limits.questions_per_call = questions.into_inner();
+        }
+    }
+    if limits.memory_bytes > 4 << 30 {
+        problems.push((
+            "memory_mib",
+            memory_at,
+            "is above 4096 MiB, the most a 32-bit wasm memory can use\nhow to fix: use at most \
+             4096"
+                .into(),
+        ));
+        limits.memory_bytes = d.memory_bytes;
+    }
+    if limits.concurrent_calls > crate::config::model::MAX_CONCURRENT_CALLS {
+        let most = crate::config::model::MAX_CONCURRENT_CALLS;
+        problems.push((
+            "concurrent_calls",
+            concurrent_at,
+            format!(
+                "is above {most}, half the server's instance pool: one plugin could take every \
+                 instance from the others\nhow to fix: use at most {most}"
+            ),
+        ));
+        limits.concurrent_calls = d.concurrent_calls;
+    }
+    (limits, problems)
+}
+
+/// `reuse`, `reuse_calls` and `reuse_memory_mib` as the runtime takes them.
+pub(super) fn resolve_reuse(
+    setting: Option<Spanned<ReuseSetting>>,
+    calls: Option<Spanned<u32>>,
+    memory_mib: Option<Spanned<u64>>,
+    limits: &Limits,
+) -> Result<Reuse, FieldProblem> {
+    const NEEDS_REUSE: &str = "applies only with reuse = \"per-client\"\nhow to fix: add reuse \
+                               = \"per-client\", or remove it";
+    if setting.as_ref().map(Spanned::get_ref) != Some(&ReuseSetting::PerClient) {
+        return match (calls, memory_mib) {
+            (None, None) => Ok(Reuse::Never),
+            (Some(calls), _) => Err(("reuse_calls", span(&calls), NEEDS_REUSE.into())),
+            (None, Some(mib)) => Err(("reuse_memory_mib", span(&mib), NEEDS_REUSE.into())),
+        };
+    }
+    if let Some(zero) = calls.as_ref().filter(|c| *c.get_ref() == 0) {
+        return Err((
+            "reuse_calls",
+            span(zero),
+            "= 0 would keep no instance\nhow to fix: give a positive number, or remove `reuse`"
+                .into(),
+        ));
+    }
+    let memory_bytes = match memory_mib {
+        Some(mib) if *mib.get_ref() == 0 => {
+            return Err((
+                "reuse_memory_mib",
+                span(&mib),
+                "= 0 would keep no instance\nhow to fix: give a positive number, or leave it out \
+                 for the default"
+                    .into(),
+            ));
+        }
+        Some(mib) if mib.get_ref().saturating_mul(1 << 20) > limits.memory_bytes => {
+            let most = limits.memory_bytes >> 20;
+            return Err((
+                "reuse_memory_mib",
+                span(&mib),
+                format!(
+                    "is above limits.memory_mib ({most} MiB): no instance can grow past it\nhow \
+                     to fix: use at most {most}"
+                ),
+            ));
+        }
+        Some(mib) => mib.into_inner() << 20,
+        None => limits.memory_bytes / 2,
+    };
+    Ok(Reuse::PerClient {
+        calls: calls.map_or(DEFAULT_REUSE_CALLS, Spanned::into_inner),
+        memory_bytes,
+    })
+}
