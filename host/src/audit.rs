@@ -8,10 +8,10 @@
 //! (unless the operator chose `fail_open`, which serves calls unlogged and says so in the
 //! server's log).
 
+use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -200,7 +200,7 @@ impl AuditLog {
     }
 
     fn write(&self, line: &[u8]) -> Result<()> {
-        let mut open = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let mut open = self.file.lock();
         if self.failing.load(Ordering::Relaxed) {
             // The file may have been moved, replaced or repaired meanwhile.
             *open = self::open(&self.config.path)?;

@@ -3,10 +3,11 @@
 //! no longer needs it (it compiles in the background); it is for images and slow machines, so
 //! that the first start is as quick as the next.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
@@ -15,9 +16,10 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use crate::plugin_load;
+use crate::plugin_set::ServeOptions;
 use crate::runtime::Runtime;
 use crate::runtime::compile_progress::{CompileProgress, ProgressSink};
-use crate::setup::{self, ServeOptions};
 
 /// Compiles `files` and the plugins of `config` into the cache.
 pub async fn compile(
@@ -35,7 +37,7 @@ pub async fn compile(
         ..ServeOptions::default()
     };
     let (config, wanted) = options.resolve_pinned().await?;
-    let mut cache = setup::compile_cache(cache_dir, config.cache_dir.clone())?;
+    let mut cache = plugin_load::compile_cache(cache_dir, config.cache_dir.clone())?;
     let bars = std::io::stderr().is_terminal().then(Bars::default);
     if let Some(bars) = &bars {
         cache = cache.with_progress(bars.sink());
@@ -130,7 +132,7 @@ impl Bars {
     }
 
     fn show(&self, p: &CompileProgress) {
-        let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        let mut bars = self.bars.lock();
         if p.done && !bars.contains_key(&p.plugin) {
             // Too quick to have shown a bar: its line is enough.
             return;
@@ -155,11 +157,7 @@ impl Bars {
 
     /// Ends `plugin`'s bar (if it had one) and prints `line` on stdout, above the other bars.
     fn finish(&self, plugin: &str, line: String) {
-        let bar = self
-            .bars
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(plugin);
+        let bar = self.bars.lock().remove(plugin);
         if let Some(bar) = bar {
             bar.finish_and_clear();
             self.all.remove(&bar);

@@ -93,7 +93,7 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
             import_status(&runtime.engine, name, &item.ty, spec)
         )?;
     }
-    match crate::setup::load_plugin(runtime, &config).await {
+    match crate::plugin_load::load_plugin(runtime, &config).await {
         Ok(plugin) => {
             match plugin.kind() {
                 crate::runtime::Kind::Wasmcp(adapter) => writeln!(

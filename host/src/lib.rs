@@ -17,9 +17,11 @@
 //! - [`runtime`]: wasmtime, the sandbox, limits (a crate of its own).
 //!
 //! Beside them: [`serve`] (the composition root: configuration, runtime, catalog, server,
-//! transport), [`config`] (the TOML file, resolved), [`setup`] (what to load, shared by start,
-//! reload and `palisade inspect`), [`reload`] (which also loads the plugins at start, in the
-//! background), [`compile_command`], [`audit`], [`memory`]. ARCHITECTURE.md at the
+//! transport), [`config`] (the TOML file, resolved), [`plugin_set`] (which plugins to load, at
+//! start, on reload and for `palisade inspect`), [`plugin_load`] (loading one),
+//! [`remote_plugins`] (plugins from registries, served from the store as locked), [`reload`]
+//! (which also loads the plugins at start, in the background), [`compile_command`], [`audit`],
+//! [`memory`]. ARCHITECTURE.md at the
 //! repository's root follows a request through them.
 //!
 //! # Example
@@ -57,25 +59,25 @@ pub mod inspect;
 pub mod mcp;
 pub mod memory;
 pub mod oauth;
-pub mod pin;
 pub mod plugin_commands;
 pub mod reload;
+pub mod remote_plugins;
 pub mod serve;
 /// The plugin runtime, a crate of its own (`crates/runtime`): the server depends on it, never the
 /// other way.
 pub use palisade_runtime as runtime;
-pub mod setup;
+pub mod plugin_load;
+pub mod plugin_set;
 pub mod shutdown;
 pub mod sources;
 pub mod telemetry;
 pub mod transport;
 
 /// Installs rustls's process-wide crypto provider (ring, already in the tree through
-/// wasmtime-wasi-http). `main` calls it first thing, for every subcommand: without one, the
-/// first TLS connection of a client that relies on the default (registries, the identity
-/// provider, OTLP, Redis) panics. Plugins' HTTPS passes its provider explicitly and needs none.
-/// The library paths that make TLS connections call it too, for embedders and unit tests; it
-/// does nothing once a provider is in place.
+/// wasmtime-wasi-http). Call it once, first thing: `main` and `palisade-bench` do, for every
+/// subcommand. Without one, the first TLS client that relies on the default (registries, the
+/// identity provider, OTLP, Redis) panics as it is built. Plugins' HTTPS passes its provider
+/// explicitly and needs none. It does nothing once a provider is in place.
 pub fn install_crypto_provider() {
     // Err only when one is installed already, which is what we want.
     let _ = rustls::crypto::ring::default_provider().install_default();

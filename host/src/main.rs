@@ -8,8 +8,8 @@ use clap::{Parser, Subcommand};
 
 use palisade::inspect::inspect;
 use palisade::plugin_commands as commands;
+use palisade::plugin_set::{self, ServeOptions};
 use palisade::runtime::Runtime;
-use palisade::setup::{self, ServeOptions};
 
 /// Palisade: an MCP server that runs every tool as a sandboxed WebAssembly component.
 ///
@@ -232,8 +232,8 @@ fn main() -> ExitCode {
                 config,
                 cache,
             } => {
-                let runtime = Runtime::new(setup::compile_cache(cache.cache_dir, None)?)?;
-                let config = setup::plugin_to_inspect(&plugin, config.as_deref()).await?;
+                let runtime = Runtime::new(palisade::plugin_load::compile_cache(cache.cache_dir, None)?)?;
+                let config = plugin_set::plugin_to_inspect(&plugin, config.as_deref()).await?;
                 print!("{}", inspect(&runtime, config).await?);
                 Ok(())
             }
@@ -295,7 +295,7 @@ fn main() -> ExitCode {
                 .await
             }
             Command::Token { bare } => {
-                let token = setup::new_token()?;
+                let token = palisade::config::access::new_token()?;
                 if bare {
                     println!("{token}");
                     return Ok(());

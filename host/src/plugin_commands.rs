@@ -10,11 +10,11 @@ use anyhow::{Context as _, Result};
 use crate::config::{self, Config, PluginConfig};
 use crate::inspect::inspect;
 use crate::runtime::Runtime;
-use crate::setup;
 use crate::sources::fetch::{Fetched, Fetcher};
 use crate::sources::lock::{self, Lock, Locked, write_whole};
 use crate::sources::source::Source;
 use crate::sources::verify::{Policy, verify};
+use crate::{plugin_load, plugin_set};
 
 /// What `palisade add` was asked.
 #[derive(Debug, Clone)]
@@ -262,7 +262,10 @@ pub async fn publish(request: PublishRequest) -> Result<()> {
         "publish to a tag (oci://REGISTRY/REPOSITORY:TAG): a digest is what the registry gives back"
     );
     let wasm = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
+    let runtime = Runtime::new(plugin_load::compile_cache(
+        cache_dir,
+        config.cache_dir.clone(),
+    )?)?;
     let sha256: [u8; 32] =
         sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&wasm)).into();
     let component = runtime
@@ -271,7 +274,7 @@ pub async fn publish(request: PublishRequest) -> Result<()> {
             &runtime.engine,
             &wasm,
             &sha256,
-            &setup::name_from_file(file),
+            &plugin_set::name_from_file(file),
         )
         .with_context(|| format!("{} is not a WebAssembly component", file.display()))?;
     let ty = component.component_type();
@@ -346,7 +349,10 @@ async fn review(
             None
         }
     };
-    let runtime = Runtime::new(setup::compile_cache(cache_dir, config.cache_dir.clone())?)?;
+    let runtime = Runtime::new(plugin_load::compile_cache(
+        cache_dir,
+        config.cache_dir.clone(),
+    )?)?;
     plugin.spec.path = store.path(&sha256);
     plugin.spec.sha256 = Some(sha256);
     plugin.source = None;
@@ -361,7 +367,7 @@ async fn review(
         .imports(&runtime.engine)
         .map(|(name, _)| name.to_string())
         .collect();
-    let loaded = setup::load_plugin(&runtime, &plugin)
+    let loaded = plugin_load::load_plugin(&runtime, &plugin)
         .await
         .with_context(|| format!("{source} cannot be served"))?;
     let descriptions = loaded

@@ -2,7 +2,7 @@
 //! transport, answering at once while the plugins load in the background (`reload::start`, which
 //! serves each as it is ready, then reloads on changes). `palisade serve` runs it; so does the
 //! benchmark, with its in-host baseline tools. Every catalog is built from the same pieces:
-//! `setup::load_plugin` and `Catalog::new` with the same in-host tools.
+//! `plugin_load::load_plugin` and `Catalog::new` with the same in-host tools.
 
 use std::sync::Arc;
 
@@ -18,10 +18,11 @@ use crate::grants::UserGrants;
 use crate::mcp::roots::ServedRoots;
 use crate::mcp::stateless::request_state::StateKey;
 use crate::mcp::{Reports, Server, StateSettings};
+use crate::plugin_load;
+use crate::plugin_set::{self, ServeOptions};
 use crate::reload;
 use crate::runtime::Root;
 use crate::runtime::{Plugin, Runtime};
-use crate::setup::{self, ServeOptions};
 use crate::telemetry::{Metrics, Tracing};
 use crate::transport::http::HttpOptions;
 use crate::transport::http::guard::AllowList;
@@ -62,14 +63,14 @@ pub fn init_logging(default_level: &str) {
 /// the process is stopped.
 pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
     let (config, wanted) = options.resolve_pinned().await?;
-    setup::check_files(&wanted)?;
+    plugin_set::check_files(&wanted)?;
     if wanted.is_empty() {
         tracing::warn!(
             "no plugins: give --plugin FILE.wasm or a --config with [plugins.NAME] sections"
         );
     }
     let roots = Root::from_dirs(&config.roots, config.roots_at)?;
-    let runtime = Arc::new(Runtime::new(setup::compile_cache(
+    let runtime = Arc::new(Runtime::new(plugin_load::compile_cache(
         options.cache_dir.clone(),
         config.cache_dir.clone(),
     )?)?);

@@ -8,10 +8,11 @@
 //! compiled again, never run. (BLAKE3 rather than SHA-256: every start hashes every entry, tens of
 //! MiB with many plugins, and BLAKE3 does that several times faster.)
 
+use parking_lot::Mutex;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result};
 use wasmtime::Engine;
@@ -189,7 +190,7 @@ impl CompileCache {
             return Ok(component);
         }
         self.counts.0.1.fetch_add(1, Ordering::Relaxed);
-        let _compiling = self.compiling.lock().unwrap_or_else(|e| e.into_inner());
+        let _compiling = self.compiling.lock();
         tracing::info!(plugin, "compiling component");
         let component = compile_progress::compile_reporting(
             &self.dir,

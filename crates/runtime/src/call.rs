@@ -50,10 +50,10 @@ pub struct CallStats {
     pub reused_instance: std::sync::atomic::AtomicBool,
     /// What the plugin reached for and was refused (a host, an environment variable), with why,
     /// so the client learns it even when the plugin's own error does not say.
-    pub denied: std::sync::Mutex<Vec<String>>,
+    pub denied: parking_lot::Mutex<Vec<String>>,
     /// Requests the plugin was allowed to make that failed on the way (a certificate not
     /// trusted, a host that did not answer), with why: the plugin sees only an error code.
-    pub unreachable: std::sync::Mutex<Vec<String>>,
+    pub unreachable: parking_lot::Mutex<Vec<String>>,
 }
 
 impl CallStats {
@@ -79,15 +79,15 @@ impl CallStats {
 }
 
 /// Adds `what` to `list` unless it is there or the list holds its first few already.
-fn note(list: &std::sync::Mutex<Vec<String>>, what: String) {
-    let mut list = list.lock().unwrap_or_else(|e| e.into_inner());
+fn note(list: &parking_lot::Mutex<Vec<String>>, what: String) {
+    let mut list = list.lock();
     if list.len() < 8 && !list.contains(&what) {
         list.push(what);
     }
 }
 
-fn noted(list: &std::sync::Mutex<Vec<String>>) -> Vec<String> {
-    list.lock().unwrap_or_else(|e| e.into_inner()).clone()
+fn noted(list: &parking_lot::Mutex<Vec<String>>) -> Vec<String> {
+    list.lock().clone()
 }
 
 /// Answers to `ask`, by key, in the order asked.

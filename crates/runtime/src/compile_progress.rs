@@ -155,7 +155,7 @@ fn remember_rate(cache_dir: &Path, bytes_per_second: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
+    use parking_lot::Mutex;
 
     #[test]
     fn the_fraction_grows_and_an_overdue_compile_is_not_done() {
@@ -182,7 +182,7 @@ mod tests {
         let heard = Arc::new(Mutex::new(Vec::new()));
         let sink: ProgressSink = {
             let heard = heard.clone();
-            Arc::new(move |p: &CompileProgress| heard.lock().unwrap().push(p.clone()))
+            Arc::new(move |p: &CompileProgress| heard.lock().push(p.clone()))
         };
         let bytes = 8 * 1024 * 1024;
         let answer = compile_reporting(dir.path(), "slow", bytes, &sink, || {
@@ -190,7 +190,7 @@ mod tests {
             42
         });
         assert_eq!(answer, 42);
-        let heard = heard.lock().unwrap();
+        let heard = heard.lock();
         assert!(heard.len() >= 3, "ticks and the end: {heard:?}");
         assert!(heard.iter().rev().skip(1).all(|p| !p.done));
         assert!(heard.last().unwrap().done);

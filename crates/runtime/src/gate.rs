@@ -3,8 +3,9 @@
 //! With a [`SharedLimits`] (several replicas), the rates, the budget and the running calls are
 //! counted there, across replicas; this process's own cap on running calls still holds.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -179,14 +180,15 @@ impl Gate {
     /// The rates and the budget as this process alone counts them.
     fn admit_here(&self, client: &Arc<str>) -> Result<(), LimitExceeded> {
         let now = Instant::now();
-        lock(&self.fuel)
+        self.fuel
+            .lock()
             .check_positive(now)
             .map_err(|retry_after| LimitExceeded::FuelBudget {
                 per_second: self.limits.fuel_per_second,
                 retry_after,
             })?;
         {
-            let mut clients = lock(&self.per_client);
+            let mut clients = self.per_client.lock();
             if clients.len() >= MAX_TRACKED_CLIENTS && !clients.contains_key(client) {
                 forget_idlest(&mut clients);
             }
@@ -203,7 +205,8 @@ impl Gate {
                     retry_after,
                 })?;
         }
-        lock(&self.calls)
+        self.calls
+            .lock()
             .take(1.0, now)
             .map_err(|retry_after| LimitExceeded::Rate {
                 limit: self.limits.calls_per_minute,
@@ -218,7 +221,7 @@ impl Gate {
     pub fn finish(&self, admission: Option<Admission>, fuel: u64) {
         match admission.and_then(|mut a| a.shared.take()) {
             Some(mut hold) => hold.finish(fuel),
-            None => lock(&self.fuel).charge(fuel as f64, Instant::now()),
+            None => self.fuel.lock().charge(fuel as f64, Instant::now()),
         }
     }
 }
@@ -231,10 +234,6 @@ fn forget_idlest(clients: &mut HashMap<Arc<str>, TokenBucket>) {
     {
         clients.remove(&idlest);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The gates of every plugin, by name, so a reload keeps a plugin's budget and rates (a new
@@ -255,7 +254,7 @@ impl Gates {
 
     /// The gate of plugin `name`: kept across reloads while its limits stay the same, so a reload does not refill a drained budget.
     pub fn for_plugin(&self, name: &str, limits: &Limits) -> Arc<Gate> {
-        let mut gates = lock(&self.by_plugin);
+        let mut gates = self.by_plugin.lock();
         match gates.get(name) {
             Some(gate) if gate.limits == *limits => gate.clone(),
             _ => {

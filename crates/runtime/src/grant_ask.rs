@@ -103,7 +103,7 @@ pub trait GrantDecider: Send + Sync {
 /// questions about grants (reading a security question should not be rushed by `timeout_ms`).
 /// Fuel still bounds what the plugin computes meanwhile.
 pub(crate) struct CallClock {
-    state: std::sync::Mutex<ClockState>,
+    state: parking_lot::Mutex<ClockState>,
 }
 
 struct ClockState {
@@ -119,7 +119,7 @@ const WHILE_ASKING: Duration = Duration::from_secs(1);
 impl CallClock {
     pub(crate) fn new(deadline: Instant) -> CallClock {
         CallClock {
-            state: std::sync::Mutex::new(ClockState {
+            state: parking_lot::Mutex::new(ClockState {
                 deadline,
                 asking_since: None,
             }),
@@ -148,8 +148,8 @@ impl CallClock {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ClockState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, ClockState> {
+        self.state.lock()
     }
 }
 

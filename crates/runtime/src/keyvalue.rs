@@ -9,9 +9,10 @@
 //! hostcall fuel (`copy_bound.rs`): a `list<string>` of keys cannot make the host copy more than
 //! that. Counters (`atomics.increment`) are 8 bytes, little-endian.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -55,7 +56,7 @@ pub struct Stores(Mutex<HashMap<PathBuf, Weak<KeyValueStore>>>);
 impl Stores {
     /// The store of `grant`, read from its file (or empty if there is none yet).
     pub fn open(&self, grant: &KeyValueGrant) -> anyhow::Result<Arc<KeyValueStore>> {
-        let mut open = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut open = self.0.lock();
         if let Some(store) = open.get(&grant.path).and_then(Weak::upgrade) {
             return Ok(store);
         }
@@ -95,7 +96,7 @@ impl KeyValueStore {
         &self,
         change: impl FnOnce(&mut Buckets) -> Result<R, KvError>,
     ) -> Result<R, KvError> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buckets = self.buckets.lock();
         let mut changed = buckets.clone();
         let answer = change(&mut changed)?;
         let size = size(&changed);
@@ -113,7 +114,7 @@ impl KeyValueStore {
     }
 
     fn read_with<R>(&self, f: impl FnOnce(&Buckets) -> R) -> R {
-        f(&self.buckets.lock().unwrap_or_else(|e| e.into_inner()))
+        f(&self.buckets.lock())
     }
 }
 

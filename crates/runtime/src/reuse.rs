@@ -5,7 +5,8 @@
 //! slots while kept, so the number kept is capped, instances idle too long are dropped, and a
 //! call that finds no free slot drops the least recently used one first.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -23,7 +24,7 @@ pub const MAX_KEPT: usize = crate::INSTANCE_SLOTS as usize / 4;
 pub const IDLE: Duration = Duration::from_secs(60);
 
 /// An instance with its store, between calls or during one.
-pub(crate) struct Live {
+pub(crate) struct LiveInstance {
     // Dropped in this order: the store (which returns the instance's memory to its pool slot)
     // before the permit that lets another call take the slot.
     pub(crate) store: Store<StoreState>,
@@ -44,7 +45,7 @@ pub(crate) struct Live {
 /// request. Below it, the reset is cheaper than the hand-over.
 const RETIRE_INLINE_BYTES: u64 = 8 << 20;
 
-impl Live {
+impl LiveInstance {
     /// Ends this instance: dropped here when small, else on the reaper thread (one, so slot
     /// resets take at most one core; its slot comes free once reset, which holds new calls back
     /// while it falls behind).
@@ -52,10 +53,10 @@ impl Live {
         if self.store.data().memory_bytes() <= RETIRE_INLINE_BYTES {
             return;
         }
-        static REAPER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<Live>>> =
+        static REAPER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<LiveInstance>>> =
             std::sync::OnceLock::new();
         let reaper = REAPER.get_or_init(|| {
-            let (tx, rx) = std::sync::mpsc::channel::<Live>();
+            let (tx, rx) = std::sync::mpsc::channel::<LiveInstance>();
             std::thread::Builder::new()
                 .name("palisade-reaper".into())
                 .spawn(move || rx.into_iter().for_each(drop))
@@ -74,7 +75,7 @@ impl Live {
 struct Kept {
     plugin: u64,
     client: Arc<str>,
-    live: Live,
+    live: LiveInstance,
     since: Instant,
 }
 
@@ -86,7 +87,7 @@ pub(crate) struct KeptInstances {
 
 impl KeptInstances {
     /// The instance kept for `plugin`'s calls by `client` with `roots`, if there is one.
-    pub(crate) fn take(&self, plugin: u64, client: &str, roots: &[Root]) -> Option<Live> {
+    pub(crate) fn take(&self, plugin: u64, client: &str, roots: &[Root]) -> Option<LiveInstance> {
         let (found, idle) = {
             let mut kept = self.lock();
             let idle = take_idle(&mut kept);
@@ -104,7 +105,7 @@ impl KeptInstances {
     }
 
     /// Keeps `live` for `plugin`'s next call by `client`.
-    pub(crate) fn keep(&self, plugin: u64, client: Arc<str>, live: Live) {
+    pub(crate) fn keep(&self, plugin: u64, client: Arc<str>, live: LiveInstance) {
         let dropped = {
             let mut kept = self.lock();
             let mut dropped = take_idle(&mut kept);
@@ -176,8 +177,8 @@ impl KeptInstances {
         Ok(())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Kept>> {
-        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Vec<Kept>> {
+        self.kept.lock()
     }
 }
 

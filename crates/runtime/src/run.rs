@@ -17,7 +17,7 @@ use crate::gate::Gate;
 use crate::grant_ask::CallClock;
 use crate::keyvalue::KeyValueStore;
 use crate::limits::MemoryLimiter;
-use crate::reuse::{KeptInstances, Live};
+use crate::reuse::{KeptInstances, LiveInstance};
 use crate::runtime::Runtime;
 use crate::sandbox::{Grants, OutputCapture, wasi_context};
 use crate::spec::{Limits, PluginSpec, Reuse};
@@ -260,7 +260,7 @@ impl Runner {
         call: CallContext,
         clock: Arc<CallClock>,
         slot: OwnedSemaphorePermit,
-    ) -> Result<Live, CallError> {
+    ) -> Result<LiveInstance, CallError> {
         let limits = self.limits;
         let redactor = &self.grants.redactor;
         let stdout = OutputCapture::new(self.name.clone(), "stdout", redactor.clone());
@@ -293,7 +293,7 @@ impl Runner {
                 Ok(UpdateDeadline::Yield(1))
             }
         });
-        Ok(Live {
+        Ok(LiveInstance {
             store,
             instance: None,
             stdout,
@@ -306,7 +306,7 @@ impl Runner {
 
     /// Keeps `live`, whose call succeeded, for `client`'s next call, unless it has served its
     /// calls or grown past its memory bound.
-    fn keep_for(&self, client: Arc<str>, mut live: Live) {
+    fn keep_for(&self, client: Arc<str>, mut live: LiveInstance) {
         let Reuse::PerClient {
             calls,
             memory_bytes,

@@ -269,7 +269,7 @@ impl Catalog {
 
     /// The plugin that completes arguments of `target` and the target in its own terms: `None`
     /// when nothing completes it. `Err` when there is no such prompt or template.
-    pub fn completion_route(
+    pub(crate) fn completion_route(
         &self,
         target: &CompletionTarget,
         argument: &str,

@@ -20,7 +20,7 @@ pub struct CatalogPrompt {
 impl CatalogPrompt {
     /// The arguments of a `prompts/get`, as the plugin takes them, or why they are refused: a
     /// value that is not a string, an argument the prompt does not take, a required one missing.
-    pub fn check_arguments(
+    pub(crate) fn check_arguments(
         &self,
         arguments: &Map<String, Value>,
     ) -> Result<Vec<(String, String)>, String> {

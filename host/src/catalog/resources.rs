@@ -11,8 +11,9 @@
 //! over or shadow another's URIs by listing them first. `file://` URIs are shared by every
 //! plugin, each only inside the directories it is granted.
 
+use parking_lot::RwLock;
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use super::shown;
 use super::uri_template::{MAX_URI_BYTES, UriTemplate};
@@ -200,7 +201,7 @@ impl ResourceRoutes {
         }
         self.templates
             .sort_by(|a, b| a.template.uri_template.cmp(&b.template.uri_template));
-        let mut routes = self.fixed.write().unwrap_or_else(|e| e.into_inner());
+        let mut routes = self.fixed.write();
         for uri in fixed {
             routes.insert(uri, plugin.clone());
         }
@@ -211,7 +212,7 @@ impl ResourceRoutes {
     fn evict(&mut self, name: &str) {
         self.namespaces.retain(|(_, owner)| &**owner != name);
         self.templates.retain(|t| &*t.plugin.name != name);
-        let mut routes = self.fixed.write().unwrap_or_else(|e| e.into_inner());
+        let mut routes = self.fixed.write();
         routes.retain(|_, p| &*p.name != name);
     }
 
@@ -362,12 +363,7 @@ impl ResourceRoutes {
         if uri.len() > MAX_URI_BYTES {
             return false;
         }
-        if let Some(owner) = self
-            .fixed
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(uri)
-        {
+        if let Some(owner) = self.fixed.read().get(uri) {
             return &*owner.name == name;
         }
         let file = uri
@@ -384,7 +380,7 @@ impl ResourceRoutes {
         if uri.len() > MAX_URI_BYTES {
             return None;
         }
-        let fixed = self.fixed.read().unwrap_or_else(|e| e.into_inner());
+        let fixed = self.fixed.read();
         if let Some(plugin) = fixed.get(uri) {
             return Some(plugin.clone());
         }
@@ -420,7 +416,6 @@ impl ResourceRoutes {
     ) -> Vec<resources::Resource> {
         self.fixed
             .write()
-            .unwrap_or_else(|e| e.into_inner())
             .retain(|_, owner| owner.name != plugin.name);
         let mut accepted = Vec::with_capacity(listing.len());
         for resource in listing {
@@ -436,7 +431,6 @@ impl ResourceRoutes {
                 Ok(()) => {
                     self.fixed
                         .write()
-                        .unwrap_or_else(|e| e.into_inner())
                         .insert(resource.uri.clone(), plugin.clone());
                     accepted.push(resource);
                 }

@@ -71,7 +71,6 @@ impl Cluster {
 
     /// A connection made on first use.
     pub fn lazy(settings: ClusterSettings) -> anyhow::Result<Cluster> {
-        crate::install_crypto_provider();
         let client = client(&settings).context("[cluster] redis")?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(settings.timeout))

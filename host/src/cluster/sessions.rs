@@ -242,7 +242,7 @@ impl SharedSessions {
         StreamMirror {
             shared: self.clone(),
             session: session.into(),
-            budget: std::sync::Mutex::new((std::time::Instant::now(), 0)),
+            budget: parking_lot::Mutex::new((std::time::Instant::now(), 0)),
         }
     }
 
@@ -297,7 +297,7 @@ impl SharedSessions {
 pub struct StreamMirror {
     shared: Arc<SharedSessions>,
     session: Arc<str>,
-    budget: std::sync::Mutex<(std::time::Instant, usize)>,
+    budget: parking_lot::Mutex<(std::time::Instant, usize)>,
 }
 
 impl StreamMirror {
@@ -316,7 +316,7 @@ impl StreamMirror {
     /// An event of `stream`; past the byte budget only a stream's last is mirrored.
     pub fn event(&self, stream: u64, id: &str, message: &Value, last: bool, bytes: usize) {
         let over = {
-            let mut budget = self.budget.lock().unwrap_or_else(|e| e.into_inner());
+            let mut budget = self.budget.lock();
             if budget.0.elapsed() > MIRROR_TTL {
                 *budget = (std::time::Instant::now(), 0);
             }

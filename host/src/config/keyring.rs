@@ -2,7 +2,8 @@
 //! login keychain on macOS. An entry is `service/user`, the two attributes `secret-tool`,
 //! Python's `keyring` and keyring-rs all store and search by.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use keyring_core::{CredentialStore, Entry, Error};
@@ -25,7 +26,7 @@ pub enum KeyringError {
 }
 
 /// `service/user` taken apart at the last `/` (a service may be a URL; a user name has none).
-pub fn parse_entry(spec: &str) -> Result<(&str, &str), String> {
+pub(super) fn parse_entry(spec: &str) -> Result<(&str, &str), String> {
     match spec.rsplit_once('/') {
         Some((service, user)) if !service.is_empty() && !user.is_empty() => Ok((service, user)),
         _ => Err(format!(
@@ -45,7 +46,7 @@ pub fn lookup(service: &str, user: &str, max_bytes: usize) -> Result<String, Key
             LOOKUP_TIMEOUT.as_secs()
         ))
     };
-    let last_unanswered = *UNANSWERED_AT.lock().unwrap_or_else(|e| e.into_inner());
+    let last_unanswered = *UNANSWERED_AT.lock();
     if last_unanswered.is_some_and(|at| at.elapsed() < Duration::from_secs(60)) {
         return Err(unanswered());
     }
@@ -60,7 +61,7 @@ pub fn lookup(service: &str, user: &str, max_bytes: usize) -> Result<String, Key
     let value = match rx.recv_timeout(LOOKUP_TIMEOUT) {
         Ok(read) => read.map_err(|e| explain(e, service, user))?,
         Err(_) => {
-            *UNANSWERED_AT.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+            *UNANSWERED_AT.lock() = Some(Instant::now());
             return Err(unanswered());
         }
     };

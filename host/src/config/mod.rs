@@ -20,7 +20,8 @@ pub use access::{AccessConfig, Identity, OAuthSubject, Scope};
 pub use cluster::{ClusterSettings, FailPolicy};
 pub use io::{ConfigIo, SystemIo};
 pub use model::*;
-pub use oauth::{ClaimRule, OAuthSettings, check_transport};
+pub(crate) use oauth::check_transport;
+pub use oauth::{ClaimRule, OAuthSettings};
 pub use resolve::{check_plugin_name, parse_listen, parse_roots_at};
 
 /// A configuration error, with where it is and how to fix it.

@@ -145,7 +145,7 @@ pub struct ToolPolicy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginConfig {
     /// The component, its grants and its limits. For a plugin from a registry or a URL, `path`
-    /// is empty until [`pin`](crate::pin::pin) points it into the store.
+    /// is empty until [`pin`](crate::remote_plugins::pin) points it into the store.
     pub spec: PluginSpec,
     /// Where a plugin from a registry or a URL comes from; `None` for a local file.
     pub source: Option<Source>,

@@ -205,7 +205,7 @@ impl OAuthSettings {
 
 /// Tokens and keys travel over HTTPS; plain HTTP only to this machine (a provider on
 /// loopback, in development and tests).
-pub fn check_transport(url: &url::Url, field: &str) -> Result<(), String> {
+pub(crate) fn check_transport(url: &url::Url, field: &str) -> Result<(), String> {
     match url.scheme() {
         "https" => Ok(()),
         "http" if url.host_str().is_some_and(is_loopback) => Ok(()),

@@ -6,8 +6,8 @@
 pub mod commands;
 pub mod file;
 
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::SystemTime;
 
 use anyhow::Result;
@@ -86,8 +86,8 @@ impl UserGrants {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
-        self.cached.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Cached> {
+        self.cached.lock()
     }
 }
 

@@ -5,8 +5,9 @@
 //! plugin's changes at most [`PER_PLUGIN_PER_SECOND`] times a second; past that they are dropped,
 //! said once in the server's log.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Change;
@@ -61,7 +62,7 @@ impl Coalescer {
     }
 
     fn decide_at(&self, plugin: &Arc<str>, change: &Change, now: Instant) -> Decision {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock();
         let key = (plugin.clone(), format!("{change:?}"));
         if let Some(entry) = state.changes.get(&key) {
             let due = entry.last_sent + INTERVAL;
@@ -101,7 +102,7 @@ impl Coalescer {
 
     /// The send scheduled for `change` went out.
     pub fn sent_later(&self, plugin: &Arc<str>, change: &Change) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock();
         if let Some(entry) = state
             .changes
             .get_mut(&(plugin.clone(), format!("{change:?}")))

@@ -37,14 +37,14 @@ pub struct Loading {
     pending: watch::Sender<Vec<Pending>>,
     /// Every plugin the configuration names (at start, and as of the last reload), for
     /// readiness: one configured but not served failed to load.
-    configured: std::sync::RwLock<Vec<Arc<str>>>,
+    configured: parking_lot::RwLock<Vec<Arc<str>>>,
 }
 
 impl Default for Loading {
     fn default() -> Self {
         Loading {
             pending: watch::channel(Vec::new()).0,
-            configured: std::sync::RwLock::new(Vec::new()),
+            configured: parking_lot::RwLock::new(Vec::new()),
         }
     }
 }
@@ -58,15 +58,12 @@ impl Loading {
 
     /// The configuration (reloaded) names these plugins.
     pub fn set_configured(&self, names: Vec<Arc<str>>) {
-        *self.configured.write().unwrap_or_else(|e| e.into_inner()) = names;
+        *self.configured.write() = names;
     }
 
     /// Every plugin the configuration names, in its order.
     pub fn configured(&self) -> Vec<Arc<str>> {
-        self.configured
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.configured.read().clone()
     }
 
     /// The plugins still loading.

@@ -1,9 +1,10 @@
 //! What every session of this process serves: the catalog (replaced whole when plugins or the
 //! configuration change), the changes sessions tell their clients, and the server's reports.
 
+use parking_lot::RwLock;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc};
@@ -144,10 +145,7 @@ impl Server {
 
     /// The catalog as it is now.
     pub fn catalog(&self) -> Arc<Catalog> {
-        self.catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.catalog.read().clone()
     }
 
     /// The catalog once `found` holds in it, or once no plugin still loading may make it hold
@@ -185,10 +183,7 @@ impl Server {
         announced: &[ListKind],
         change: impl Fn(ListKind, u64) -> Change,
     ) {
-        let old = std::mem::replace(
-            &mut *self.catalog.write().unwrap_or_else(|e| e.into_inner()),
-            Arc::new(catalog),
-        );
+        let old = std::mem::replace(&mut *self.catalog.write(), Arc::new(catalog));
         // After the catalog is in place: whoever reads this generation reads that catalog.
         let generation = self
             .generation
@@ -245,11 +240,11 @@ impl Server {
 
     /// Connects the live reloader.
     pub fn set_reload_hooks(&self, hooks: ReloadHooks) {
-        *self.reload.write().unwrap_or_else(|e| e.into_inner()) = Some(hooks);
+        *self.reload.write() = Some(hooks);
     }
 
     pub(super) fn request_relist(&self, plugin: Arc<str>, kind: ListKind) {
-        match &*self.reload.read().unwrap_or_else(|e| e.into_inner()) {
+        match &*self.reload.read() {
             Some(live) => {
                 let _ = live.relist.send((plugin, kind));
             }
@@ -259,11 +254,8 @@ impl Server {
 
     /// Remembers which host files back which resource URIs, and has their directories watched.
     pub fn record_resource_files(&self, files: impl IntoIterator<Item = (PathBuf, String)>) {
-        let live = self.reload.read().unwrap_or_else(|e| e.into_inner());
-        let mut map = self
-            .resource_files
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
+        let live = self.reload.read();
+        let mut map = self.resource_files.write();
         for (file, uri) in files {
             if let (Some(live), Some(dir)) = (&*live, file.parent()) {
                 let _ = live.watch.send(dir.to_path_buf());
@@ -276,7 +268,6 @@ impl Server {
     pub fn knows_resource_file(&self, uri: &str) -> bool {
         self.resource_files
             .read()
-            .unwrap_or_else(|e| e.into_inner())
             .values()
             .any(|uris| uris.contains(uri))
     }
@@ -286,7 +277,6 @@ impl Server {
         let uris = self
             .resource_files
             .read()
-            .unwrap_or_else(|e| e.into_inner())
             .get(path)
             .cloned()
             .unwrap_or_default();

@@ -13,7 +13,10 @@ const MAX_NAME_CHARS: usize = 256;
 const MAX_SCOPES: usize = 256;
 
 /// Who the token speaks for and what it grants; Err says why it cannot be used.
-pub fn verified(settings: &OAuthSettings, claims: &Map<String, Value>) -> Result<Verified, String> {
+pub(super) fn verified(
+    settings: &OAuthSettings,
+    claims: &Map<String, Value>,
+) -> Result<Verified, String> {
     let subject = name(claims, "sub")?.ok_or("the token names no subject (sub)")?;
     let client_id = match name(claims, "client_id")? {
         Some(id) => Some(id),

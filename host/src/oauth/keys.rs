@@ -5,7 +5,8 @@
 //! Everything the provider sends is bounded (size, time, number of keys), and its metadata must
 //! name the configured issuer exactly, or the keys are not used.
 
-use std::sync::{Arc, RwLock};
+use parking_lot::RwLock;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -82,7 +83,6 @@ struct Metadata {
 impl KeyCache {
     /// An empty cache for `issuer`'s keys.
     pub fn new(issuer: &str) -> Result<KeyCache> {
-        crate::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(REQUEST_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
@@ -101,7 +101,7 @@ impl KeyCache {
 
     /// The keys held now.
     pub fn current(&self) -> Arc<KeySet> {
-        self.keys.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.keys.read().clone()
     }
 
     /// Whether keys were ever fetched.
@@ -126,7 +126,7 @@ impl KeyCache {
             keys = keys.keys.len(),
             "fetched the OAuth issuer's signing keys"
         );
-        *self.keys.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(keys);
+        *self.keys.write() = Arc::new(keys);
         self.fetched
             .store(true, std::sync::atomic::Ordering::Release);
         Ok(true)
@@ -136,7 +136,7 @@ impl KeyCache {
     #[cfg(test)]
     pub fn set(&self, set: &JwkSet) {
         let keys = set.keys.iter().filter_map(key).collect();
-        *self.keys.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(KeySet { keys });
+        *self.keys.write() = Arc::new(KeySet { keys });
     }
 
     async fn fetch(&self) -> Result<KeySet> {

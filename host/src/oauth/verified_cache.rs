@@ -4,8 +4,8 @@
 //! verified hit; each hit checks the expiry again; emptied whenever the issuer's keys are fetched
 //! again, so a withdrawn key stops its tokens within the hour; bounded in entries.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
@@ -56,7 +56,7 @@ impl VerifiedCache {
         self.lock().clear();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (Verified, u64)>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<[u8; 32], (Verified, u64)>> {
+        self.entries.lock()
     }
 }

@@ -3,16 +3,18 @@
 //! plugin is served as soon as it is ready, and clients are told the lists changed; one that
 //! fails is reported and left out, as on a reload, and the others serve.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::Live;
+use super::Reloader;
 use crate::catalog::{Catalog, Loaded};
 use crate::mcp::Pending;
-use crate::setup::{Wanted, load_plugin, log_loaded};
+use crate::plugin_load::{load_plugin, log_loaded};
+use crate::plugin_set::Wanted;
 
 /// What a request waits for the plugins loading at start (see `mcp::loading`).
 pub fn pending(wanted: &[Wanted]) -> Vec<Pending> {
@@ -26,7 +28,7 @@ pub fn pending(wanted: &[Wanted]) -> Vec<Pending> {
         .collect()
 }
 
-impl Live {
+impl Reloader {
     /// Loads `wanted` (which the server was told is [`pending`]) and serves each plugin as it
     /// becomes ready, keeping the configuration's order in the lists.
     pub(super) async fn load_at_start(&mut self, wanted: Vec<Wanted>) {
@@ -46,7 +48,7 @@ impl Live {
             let (runtime, queue, done) = (self.runtime.clone(), queue.clone(), done.clone());
             tokio::spawn(async move {
                 loop {
-                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    let next = queue.lock().pop_front();
                     let Some((order, Wanted { config, origin })) = next else {
                         return;
                     };

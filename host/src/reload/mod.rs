@@ -1,4 +1,4 @@
-//! Live changes: when a plugin file or the configuration changes, the changed plugins are loaded
+//! Reloader changes: when a plugin file or the configuration changes, the changed plugins are loaded
 //! again and clients are told which lists changed; when a file behind a resource changes, its
 //! subscribers are told. A new version that fails to load leaves the old one serving. The first
 //! load, at start, happens here too (`at_start.rs`): in the background, while the server answers.
@@ -19,9 +19,10 @@ use tokio::sync::mpsc;
 use crate::catalog::{Catalog, InHostTools, Loaded, definition_changes};
 use crate::config::RootsAccess;
 use crate::mcp::{Change, ReloadHooks, Server};
+use crate::plugin_load::{load_plugin, log_loaded};
+use crate::plugin_set::{ServeOptions, Wanted};
 use crate::runtime::bindings::host::ListKind;
 use crate::runtime::{Runtime, log_safe};
-use crate::setup::{ServeOptions, Wanted, load_plugin, log_loaded};
 
 /// How long to wait for more changes after one, so an editor's or a compiler's burst of writes
 /// is handled once.
@@ -32,7 +33,7 @@ const SETTLE: Duration = Duration::from_millis(200);
 const RELOAD_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The reloader: owns the file watcher and the plugins currently loaded.
-pub struct Live {
+pub struct Reloader {
     server: Arc<Server>,
     runtime: Arc<Runtime>,
     options: ServeOptions,
@@ -94,7 +95,7 @@ pub fn start(
         relist: relist_tx,
         watch: watch_tx,
     });
-    let live = Live {
+    let live = Reloader {
         server,
         runtime,
         options,
@@ -130,7 +131,7 @@ impl Relisted {
     }
 }
 
-impl Live {
+impl Reloader {
     async fn run(
         mut self,
         mut events: mpsc::UnboundedReceiver<notify::Event>,

@@ -58,7 +58,6 @@ pub struct Fetcher {
 impl Fetcher {
     /// A fetcher with `settings`; `progress` prints what it does to stderr.
     pub fn new(settings: &SourcesConfig, progress: bool) -> Result<Fetcher> {
-        crate::install_crypto_provider();
         Ok(Fetcher {
             settings: settings.clone(),
             http: tokio::sync::OnceCell::new(),

@@ -7,9 +7,9 @@
 //! - `lock.rs`: what was accepted, and how two acceptances differ.
 //! - `settings.rs`: `[sources]`, resolved.
 //!
-//! What `serve` does with all of it is `pin.rs`, above this module (it needs the configuration);
+//! What `serve` does with all of it is `remote_plugins.rs`, above this module (it needs the configuration);
 //! the commands that change the lock (`palisade add`, `update`, `remove`, `publish`) are in
-//! `plugin_commands.rs`, above this module: they load plugins (`setup`) to review them.
+//! `plugin_commands.rs`, above this module: they load plugins (`plugin_load.rs`) to review them.
 
 mod credentials;
 pub mod fetch;

@@ -4,8 +4,9 @@
 //! client sends, and the number of (plugin, tool) series is capped: a client cannot grow the
 //! server's memory or a scrape through labels.
 
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
@@ -235,7 +236,7 @@ impl Metrics {
     /// The labels of `tool` of `plugin`, or a shared `(other)` series once the cap is reached.
     fn tool_labels(&self, plugin: &str, tool: &str) -> (String, String) {
         let key = (plugin.to_string(), tool.to_string());
-        let mut series = self.tool_series.lock().unwrap_or_else(|e| e.into_inner());
+        let mut series = self.tool_series.lock();
         if series.contains(&key) || series.len() < MAX_TOOL_SERIES {
             series.insert(key.clone());
             key

@@ -52,7 +52,6 @@ impl Tracing {
         if config.otlp_endpoint.is_none() && from_env.is_none() {
             return Ok(None);
         }
-        crate::install_crypto_provider();
         let mut exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
         if let Some(endpoint) = &config.otlp_endpoint {
             use opentelemetry_otlp::WithExportConfig as _;

@@ -68,7 +68,7 @@ pub fn tool() -> tools::Tool {
 }
 
 /// A request from the tool's arguments (already checked against its schema).
-pub fn request(arguments: &Json) -> Result<hyper::Request<Full<Bytes>>, String> {
+pub(crate) fn request(arguments: &Json) -> Result<hyper::Request<Full<Bytes>>, String> {
     let method = arguments["method"].as_str().unwrap_or("GET");
     let path = arguments["path"].as_str().unwrap_or("/");
     let mut builder = hyper::Request::builder()

@@ -1,7 +1,7 @@
 //! The kinds of component Palisade serves, one file each: a [`Contract`] (exports
 //! `palisade:plugin`), [`Generic`] functions (and an HTTP handler), or a [`Wasmcp`] tools
-//! component. [`Kind::of`] tells which a component is; each kind lists what it offers and calls
-//! its tools through the [`Runner`].
+//! component. `Kind::of` tells which a component is; each kind lists what it offers and calls
+//! its tools through the `Runner` (`run.rs`).
 
 mod answers;
 mod contract;

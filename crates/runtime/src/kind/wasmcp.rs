@@ -117,7 +117,7 @@ impl Wasmcp {
 impl Wasmcp {
     /// The wasmcp tools interface `component` exports, if it does; an error if it does but its
     /// functions are not what the adapter knows.
-    pub fn find(engine: &Engine, component: &Component) -> Option<Result<Wasmcp, String>> {
+    pub(crate) fn find(engine: &Engine, component: &Component) -> Option<Result<Wasmcp, String>> {
         let ty = component.component_type();
         let (interface, item) = ty
             .exports(engine)
@@ -156,7 +156,11 @@ impl Wasmcp {
 
     /// The arguments of a call of `endpoint`: the context, and the request `request` (JSON,
     /// over the request type's defaults).
-    pub fn arguments(&self, endpoint: &Endpoint, request: Json) -> Result<Vec<Value>, String> {
+    pub(crate) fn arguments(
+        &self,
+        endpoint: &Endpoint,
+        request: Json,
+    ) -> Result<Vec<Value>, String> {
         let (ctx_ty, request_ty) = (
             &endpoint.signature.params[0].1,
             &endpoint.signature.params[1].1,
@@ -180,7 +184,7 @@ impl Wasmcp {
 }
 
 /// What `list-tools` answered, page by page: the tools, and the next cursor.
-pub fn tools_page(
+pub(crate) fn tools_page(
     endpoint: &Endpoint,
     result: Option<Value>,
 ) -> Result<(Vec<tools::Tool>, Option<String>), String> {
@@ -195,7 +199,7 @@ pub fn tools_page(
 }
 
 /// What `call-tool` answered for the tool `name`.
-pub fn call_result(
+pub(crate) fn call_result(
     endpoint: &Endpoint,
     name: &str,
     result: Option<Value>,

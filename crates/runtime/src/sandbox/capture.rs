@@ -1,10 +1,11 @@
 //! Where a plugin's stdout and stderr go: the host's log, bounded per call, with a tail kept to
 //! explain a failure.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::AsyncWrite;
@@ -50,7 +51,7 @@ impl OutputCapture {
     }
 
     fn write(&self, buf: &[u8]) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock();
         for &b in buf {
             if state.tail.len() == TAIL_BYTES {
                 state.tail.pop_front();
@@ -86,7 +87,7 @@ impl OutputCapture {
     /// Logs what is left of the last line and a note of what was dropped; returns the tail.
     /// The next call of a kept instance (`reuse`) starts with its own allowance and tail.
     pub fn finish(&self) -> String {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock();
         if !state.line.is_empty() {
             self.emit(&mut state);
         }
@@ -150,7 +151,7 @@ mod tests {
         let big = vec![b'x'; MAX_LOGGED_BYTES * 2];
         capture.write(&big);
         capture.write(b"\nlast words\n");
-        assert!(capture.state.lock().unwrap().logged <= MAX_LOGGED_BYTES);
+        assert!(capture.state.lock().logged <= MAX_LOGGED_BYTES);
         let tail = capture.finish();
         assert!(tail.ends_with("last words\n"));
         assert!(tail.len() <= TAIL_BYTES);
@@ -163,7 +164,7 @@ mod tests {
         capture.write(b"\nfirst call\n");
         capture.finish();
         capture.write(b"second call\n");
-        let state = capture.state.lock().unwrap();
+        let state = capture.state.lock();
         assert_eq!(state.logged, "second call\n".len(), "logged, not dropped");
         drop(state);
         assert_eq!(capture.finish(), "second call\n");

@@ -75,7 +75,7 @@ fn main() -> Result<()> {
 fn serve(args: ServeArgs) -> Result<()> {
     palisade::serve::init_logging("info");
     let runtime = palisade::serve::async_runtime()?;
-    let options = palisade::setup::ServeOptions {
+    let options = palisade::plugin_set::ServeOptions {
         config: Some(args.config),
         cache_dir: args.cache_dir,
         http: args.http,

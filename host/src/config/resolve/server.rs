@@ -14,12 +14,12 @@ use crate::runtime::CompileBounds;
 
 /// `host-paths` or `/roots`, as `--roots-at` takes them.
 /// The names are the configuration's own (`RootsAt`'s serde names), so the two cannot drift.
-pub fn parse_roots_at(text: &str) -> Result<RootsAt, String> {
+pub fn parse_roots_at(text: &str) -> Result<RootsAt, InvalidValue> {
     use serde::Deserialize as _;
     use serde::de::IntoDeserializer as _;
     let text: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
         text.into_deserializer();
-    RootsAt::deserialize(text).map_err(|e| e.to_string())
+    RootsAt::deserialize(text).map_err(|e| InvalidValue(e.to_string()))
 }
 
 /// `PORT` (on 127.0.0.1), `localhost:PORT` or `IP:PORT`.

@@ -1,9 +1,10 @@
 //! Requests of ours to the client (`roots/list`, `elicitation/create`, `sampling/createMessage`)
 //! in an initialize-based session: sent at once, each answer routed back to who waits for it.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -53,8 +54,8 @@ impl PendingAsks {
         self.lock().remove(key)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiter>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Waiter>> {
+        self.waiting.lock()
     }
 }
 

@@ -1,8 +1,9 @@
 //! The client's roots as a session knows them: whether the client has any, the last answer to
 //! `roots/list`, and whether an answer is awaited (calls starting then wait for it).
 
+use parking_lot::RwLock;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -54,15 +55,12 @@ impl ClientRoots {
 
     /// The client's last answer to `roots/list`.
     pub(super) fn last_answer(&self) -> Option<Value> {
-        self.answer
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.answer.read().clone()
     }
 
     /// Keeps `answer` as the client's last answer to `roots/list`.
     pub(super) fn remember_answer(&self, answer: Value) {
-        *self.answer.write().unwrap_or_else(|e| e.into_inner()) = Some(answer);
+        *self.answer.write() = Some(answer);
     }
 }
 
@@ -112,11 +110,7 @@ impl Session {
         };
         self.roots.state.send_modify(|state| {
             if let Some(roots) = roots {
-                *self
-                    .roots
-                    .current
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner()) = Arc::new(roots);
+                *self.roots.current.write() = Arc::new(roots);
             }
             state.outstanding = state.outstanding.saturating_sub(1);
             state.known = true;
@@ -131,10 +125,6 @@ impl Session {
         if tokio::time::timeout(ROOTS_WAIT, settled).await.is_err() {
             tracing::warn!("the client has not answered roots/list; using the roots known so far");
         }
-        self.roots
-            .current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.roots.current.read().clone()
     }
 }

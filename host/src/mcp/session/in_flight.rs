@@ -1,7 +1,7 @@
 //! A session's requests in flight: each one's cancellation, by id, and the tasks serving them.
 
+use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -77,7 +77,7 @@ impl InFlight {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, CancellationToken>> {
-        self.tokens.lock().unwrap_or_else(|e| e.into_inner())
+        self.tokens.lock()
     }
 }
 

@@ -1,8 +1,9 @@
 //! The client's logging: the level it asked for (`logging/setLevel`), and per plugin a rate on
 //! the log messages sent to it. Also the MCP level names, for every place that reads them.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -33,12 +34,12 @@ impl Default for ClientLogging {
 impl ClientLogging {
     /// The level the client asked for.
     pub(in crate::mcp) fn level(&self) -> LogLevel {
-        *self.level.lock().unwrap_or_else(|e| e.into_inner())
+        *self.level.lock()
     }
 
     /// The client's `logging/setLevel`.
     pub(in crate::mcp) fn set_level(&self, level: LogLevel) {
-        *self.level.lock().unwrap_or_else(|e| e.into_inner()) = level;
+        *self.level.lock() = level;
     }
 
     /// The `notifications/message` to send for a plugin's log message, if `threshold` lets it
@@ -91,7 +92,7 @@ struct Bucket {
 impl LogGate {
     /// Whether a message of `plugin` may go out now, and how many were dropped before it.
     fn admit(&self, plugin: &Arc<str>) -> Option<u64> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buckets = self.buckets.lock();
         let now = Instant::now();
         let bucket = buckets.entry(plugin.clone()).or_insert(Bucket {
             tokens: LOG_BURST,

@@ -22,7 +22,8 @@ pub(super) mod logging;
 mod shared;
 mod subscriptions;
 
-use std::sync::{Arc, Mutex, Weak};
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -96,7 +97,7 @@ pub struct Session {
     identity: Identity,
     /// What it may see and call: the scope of its latest request's token (an OAuth client's
     /// token can change within a session: a step-up adds scopes, a new token may carry fewer).
-    scope: std::sync::RwLock<Arc<crate::config::Scope>>,
+    scope: parking_lot::RwLock<Arc<crate::config::Scope>>,
     /// The client as rate limits and the audit log count it: the identity's name, made unique
     /// per session for clients nobody vouched for (so anonymous HTTP clients do not share one
     /// allowance).
@@ -165,7 +166,7 @@ impl Session {
             Some(format!("session {session}").into())
         };
         Arc::new(Session {
-            scope: std::sync::RwLock::new(identity.scope.clone()),
+            scope: parking_lot::RwLock::new(identity.scope.clone()),
             reuse_key,
             stateless,
             shutting_down: CancellationToken::new(),
@@ -229,14 +230,14 @@ impl Session {
 
     /// What the client may see and call now.
     pub fn scope(&self) -> Arc<crate::config::Scope> {
-        self.scope.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.scope.read().clone()
     }
 
     /// A request of this session's client came with `identity` (the same client, checked by the
     /// transport): its token's scope is the session's from now on.
     pub fn refresh_scope(&self, identity: &Identity) {
         if !Arc::ptr_eq(&self.scope(), &identity.scope) {
-            *self.scope.write().unwrap_or_else(|e| e.into_inner()) = identity.scope.clone();
+            *self.scope.write() = identity.scope.clone();
         }
     }
 
@@ -266,7 +267,7 @@ impl Session {
 
     /// The negotiated revision, once `initialize` was answered.
     pub fn version(&self) -> Option<ProtocolVersion> {
-        *self.version.lock().unwrap_or_else(|e| e.into_inner())
+        *self.version.lock()
     }
 
     /// Cancels the request `id` if it is in flight here, as `notifications/cancelled` would;
@@ -360,7 +361,7 @@ impl Session {
     }
 
     pub(super) fn initialize(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
-        let mut version = self.version.lock().unwrap_or_else(|e| e.into_inner());
+        let mut version = self.version.lock();
         if version.is_some() {
             return Err(RpcError::new(
                 INVALID_REQUEST,

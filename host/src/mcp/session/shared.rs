@@ -30,6 +30,11 @@ pub struct SessionRecord {
     pub roots: Option<Value>,
 }
 
+/// A shared session's record names a revision this replica does not serve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown revision {0}")]
+pub struct UnknownRevision(pub String);
+
 /// A future the other replicas are told through.
 pub type Telling = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -76,9 +81,9 @@ impl Session {
         outbox: Arc<dyn Outbox>,
         identity: Identity,
         record: &SessionRecord,
-    ) -> Result<Arc<Session>, String> {
+    ) -> Result<Arc<Session>, UnknownRevision> {
         let version = ProtocolVersion::parse_with_sessions(&record.version)
-            .ok_or_else(|| format!("unknown revision {}", record.version))?;
+            .ok_or_else(|| UnknownRevision(record.version.clone()))?;
         let session = Session::new(server, outbox, identity);
         let _ = session.client_capabilities.set(record.capabilities.clone());
         let has_roots = record
@@ -86,7 +91,7 @@ impl Session {
             .get("roots")
             .is_some_and(Value::is_object);
         session.roots.declare(has_roots);
-        *session.version.lock().unwrap_or_else(|e| e.into_inner()) = Some(version);
+        *session.version.lock() = Some(version);
         session.apply(record);
         Ok(session)
     }

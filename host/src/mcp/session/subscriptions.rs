@@ -1,7 +1,7 @@
 //! The resource URIs a client subscribed to (`resources/subscribe`).
 
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::Mutex;
 
 /// A session's subscriptions.
 #[derive(Default)]
@@ -37,7 +37,7 @@ impl Subscriptions {
         *self.lock() = uris.iter().cloned().collect();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        self.uris.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, HashSet<String>> {
+        self.uris.lock()
     }
 }

@@ -7,7 +7,8 @@
 //! `awaiting-answer`; when the attempt ends, the unanswered questions go back to the client as
 //! `inputRequests`, with a new `requestState` holding the answers used so far.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
@@ -122,8 +123,8 @@ impl InputRound {
         })
     }
 
-    fn asked(&self) -> std::sync::MutexGuard<'_, Asked> {
-        self.asked.lock().unwrap_or_else(|e| e.into_inner())
+    fn asked(&self) -> parking_lot::MutexGuard<'_, Asked> {
+        self.asked.lock()
     }
 
     /// Whether the plugin left questions unanswered in this attempt.

@@ -3,10 +3,11 @@
 //! without end, or sends one byte a second, is cut off instead of holding the server's memory
 //! and tasks. (The body's own deadline is a layer on the router, see `super::serve`.)
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -109,19 +110,15 @@ impl Admitted {
     /// Its first request arrived: from now on it is refused room before it gives way.
     fn headers_complete(&self) {
         if !self.served.swap(true, Ordering::Relaxed) {
-            lock(&self.open).waiting.remove(&self.id);
+            self.open.lock().waiting.remove(&self.id);
         }
     }
 }
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        lock(&self.open).release(self.id);
+        self.open.lock().release(self.id);
     }
-}
-
-fn lock(open: &Mutex<Open>) -> std::sync::MutexGuard<'_, Open> {
-    open.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Counts a connection from `peer`, making room when a cap is reached by closing the oldest
@@ -130,7 +127,7 @@ fn lock(open: &Mutex<Open>) -> std::sync::MutexGuard<'_, Open> {
 /// client then takes its own room, never the room of clients that send requests.
 fn admit(open: &Arc<Mutex<Open>>, peer: IpAddr, limits: &ConnectionLimits) -> Option<Admitted> {
     let trusted = limits.trusted_proxies.trusts(peer);
-    let mut counts = lock(open);
+    let mut counts = open.lock();
     if !trusted && counts.by_peer.get(&peer).copied().unwrap_or(0) >= limits.per_address {
         counts.evict_oldest(Some(peer)).then_some(())?;
     }
@@ -230,7 +227,7 @@ pub async fn serve(
         });
     }
     drop(listener);
-    let still_open = || open.lock().unwrap_or_else(|e| e.into_inner()).total;
+    let still_open = || open.lock().total;
     tracing::info!(
         connections = still_open(),
         "no longer accepting connections; finishing the requests in flight"
@@ -285,8 +282,8 @@ mod tests {
             "another peer still gets in"
         );
         drop((held, fourth));
-        assert_eq!(lock(&open).total, 0, "every admission was given back");
-        assert!(lock(&open).live.is_empty() && lock(&open).waiting.is_empty());
+        assert_eq!(open.lock().total, 0, "every admission was given back");
+        assert!(open.lock().live.is_empty() && open.lock().waiting.is_empty());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The initialize-based sessions over HTTP: Streamable HTTP's (the protocol session, its SSE
 //! streams, and when it was last used) and HTTP+SSE's (one stream).
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::streams::Streams;

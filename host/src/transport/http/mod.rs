@@ -24,8 +24,9 @@ mod stateless;
 mod streams;
 mod trace;
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
@@ -51,8 +52,8 @@ use messages::{
 };
 use sessions::{expire_idle_sessions, new_session_id, room_for_session, session_for, session_id};
 use sse::{DisconnectGuard, sse};
+use state::AppState;
 pub use state::HttpOptions;
-use state::{AppState, lock};
 use streams::{STANDALONE, ServerHistory, Streams};
 
 /// Serves MCP over HTTP until the process ends; sessions are shared with the other replicas
@@ -89,8 +90,8 @@ pub async fn serve(
         let weak = Arc::downgrade(&state);
         metrics.count_sessions(Box::new(move || match weak.upgrade() {
             Some(state) => vec![
-                ("streamable_http", lock(&state.sessions).len() as u64),
-                ("http_sse", lock(&state.sse_2024).len() as u64),
+                ("streamable_http", state.sessions.lock().len() as u64),
+                ("http_sse", state.sse_2024.lock().len() as u64),
             ],
             None => Vec::new(),
         }));
@@ -342,7 +343,7 @@ async fn initialize(
         last_active: Mutex::new(Instant::now()),
     });
     http_session.session.set_transport_id(&id);
-    lock(&state.sessions).insert(id.clone(), http_session);
+    state.sessions.lock().insert(id.clone(), http_session);
     tracing::info!(session = id, "HTTP session started");
     let mut response = json_response(StatusCode::OK, &response);
     if let Ok(value) = HeaderValue::from_str(&id) {
@@ -423,7 +424,7 @@ async fn delete_mcp(
         ));
     };
     let removed = {
-        let mut sessions = lock(&state.sessions);
+        let mut sessions = state.sessions.lock();
         match sessions.get(&id) {
             Some(s) if s.session.client() == &*identity.client => sessions.remove(&id),
             _ => None,

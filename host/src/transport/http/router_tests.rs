@@ -1,9 +1,10 @@
 //! The router in process, as axum's own tests drive theirs: a request in, the response out, no
 //! socket. The end-to-end HTTP tests (tests/tests/http*.rs) cover the same paths over TCP.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;

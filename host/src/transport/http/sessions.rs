@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::error::{HttpError, http_error};
 use super::http_session::HttpSession;
-use super::state::{AppState, lock};
+use super::state::AppState;
 use super::streams::RESUME_WINDOW;
 use crate::config::Identity;
 use crate::mcp::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST};
@@ -20,8 +20,8 @@ pub(super) fn room_for_session(
     client: &str,
     id: &Value,
 ) -> Result<(), HttpError> {
-    let sessions = lock(&state.sessions);
-    let sse_2024 = lock(&state.sse_2024);
+    let sessions = state.sessions.lock();
+    let sse_2024 = state.sse_2024.lock();
     let total = sessions.len() + sse_2024.len();
     let own = sessions
         .values()
@@ -86,7 +86,9 @@ pub(super) fn find_session(
         .about(request));
     };
     // A session belongs to the client that started it: another token cannot use it.
-    let found = lock(&state.sessions)
+    let found = state
+        .sessions
+        .lock()
         .get(&id)
         .filter(|s| s.session.client() == &*identity.client)
         .cloned();
@@ -95,7 +97,7 @@ pub(super) fn find_session(
     }
     match found {
         Some(s) => {
-            *lock(&s.last_active) = Instant::now();
+            *s.last_active.lock() = Instant::now();
             Ok(s)
         }
         None => Err(http_error(
@@ -162,16 +164,16 @@ pub(super) async fn expire_idle_sessions(state: std::sync::Weak<AppState>) {
         let Some(state) = state.upgrade() else { return };
         let timeout = state.options.idle_timeout;
         let now = Instant::now();
-        let live: Vec<Arc<HttpSession>> = lock(&state.sessions).values().cloned().collect();
+        let live: Vec<Arc<HttpSession>> = state.sessions.lock().values().cloned().collect();
         for s in live {
             s.streams.expire(now);
         }
         let expired: Vec<(String, Arc<HttpSession>)> = {
-            let mut sessions = lock(&state.sessions);
+            let mut sessions = state.sessions.lock();
             let ids: Vec<String> = sessions
                 .iter()
                 .filter(|(_, s)| {
-                    lock(&s.last_active).elapsed() > timeout && !s.streams.any_listener()
+                    s.last_active.lock().elapsed() > timeout && !s.streams.any_listener()
                 })
                 .map(|(id, _)| id.clone())
                 .collect();

@@ -23,7 +23,7 @@ use super::error::HttpError;
 use super::error::http_error;
 use super::http_session::HttpSession;
 use super::sse::sse_response;
-use super::state::{AppState, lock};
+use super::state::AppState;
 use super::streams::{STANDALONE, StreamId, Streams, parse_event_id};
 use crate::cluster::sessions::{MirroredEvent, SessionEvent, SharedSessions};
 use crate::config::Identity;
@@ -67,12 +67,12 @@ impl Outbox for SharedOutbox {
 }
 
 /// Tells the other replicas what changed in a session here.
-struct Sync {
+struct ReplicaSync {
     id: String,
     shared: Arc<SharedSessions>,
 }
 
-impl SessionSync for Sync {
+impl SessionSync for ReplicaSync {
     fn changed(&self, session: &Session) -> Telling {
         let record = session.record();
         let (id, shared) = (self.id.clone(), self.shared.clone());
@@ -121,7 +121,7 @@ pub(super) fn parts(
 /// Shares `session` (id `id`) with the other replicas.
 pub(super) fn share(session: &Session, shared: &Arc<SharedSessions>, id: &str) {
     session.share(
-        Arc::new(Sync {
+        Arc::new(ReplicaSync {
             id: id.to_string(),
             shared: shared.clone(),
         }),
@@ -159,10 +159,12 @@ pub(super) async fn resume_session(
     let http_session = Arc::new(HttpSession {
         session,
         streams,
-        last_active: std::sync::Mutex::new(Instant::now()),
+        last_active: parking_lot::Mutex::new(Instant::now()),
     });
     // Another request may have resumed it meanwhile: keep the first.
-    let kept = lock(&state.sessions)
+    let kept = state
+        .sessions
+        .lock()
         .entry(id.to_string())
         .or_insert_with(|| http_session.clone())
         .clone();
@@ -253,7 +255,7 @@ pub(super) async fn hear(state: Weak<AppState>, shared: Arc<SharedSessions>) {
         | SessionEvent::Message { session: id, .. }
         | SessionEvent::Mail { session: id }
         | SessionEvent::Ended { session: id }) = &event;
-        let Some(http_session) = lock(&state.sessions).get(id).cloned() else {
+        let Some(http_session) = state.sessions.lock().get(id).cloned() else {
             continue;
         };
         match event {
@@ -269,7 +271,7 @@ pub(super) async fn hear(state: Weak<AppState>, shared: Arc<SharedSessions>) {
                 }
             }
             SessionEvent::Ended { session: id } => {
-                lock(&state.sessions).remove(&id);
+                state.sessions.lock().remove(&id);
                 http_session.session.close();
                 http_session.streams.close();
                 tracing::info!(session = id, "HTTP session ended by the client (elsewhere)");
@@ -462,7 +464,9 @@ impl Follow {
 /// to finish and their events to reach Redis, so clients that resume elsewhere get them.
 pub(super) async fn drain(state: &AppState, shared: &SharedSessions) {
     let in_flight = || {
-        let sessions: usize = lock(&state.sessions)
+        let sessions: usize = state
+            .sessions
+            .lock()
             .values()
             .map(|s| s.session.in_flight())
             .sum();

@@ -16,7 +16,7 @@ use super::error::{HttpError, http_error};
 use super::http_session::Sse2024Session;
 use super::messages::{check_stream_request, json_response, posted_message};
 use super::sessions::room_for_session;
-use super::state::{AppState, lock};
+use super::state::AppState;
 use crate::mcp::jsonrpc::INVALID_REQUEST;
 use crate::mcp::{Accepted, Outbox, Outgoing, Session};
 use crate::transport::queue;
@@ -38,7 +38,10 @@ pub(super) async fn open(
         identity,
     );
     session.set_transport_id(&id);
-    lock(&state.sse_2024).insert(id.clone(), Arc::new(Sse2024Session { session }));
+    state
+        .sse_2024
+        .lock()
+        .insert(id.clone(), Arc::new(Sse2024Session { session }));
     tracing::info!(session = id, "HTTP+SSE session started");
     let endpoint = Event::default()
         .event("endpoint")
@@ -84,7 +87,9 @@ pub(super) async fn message(
     // trace context handed on.
     super::trace::hand_over_header(&headers, &mut value);
     super::auth::check_step_up(&state.server, state.oauth.as_deref(), &identity, &value)?;
-    let found = lock(&state.sse_2024)
+    let found = state
+        .sse_2024
+        .lock()
         .get(&query.session_id)
         .filter(|l| l.session.client() == &*identity.client)
         .cloned();
@@ -117,7 +122,7 @@ struct Closer {
 
 impl Drop for Closer {
     fn drop(&mut self) {
-        if let Some(sse) = lock(&self.state.sse_2024).remove(&self.id) {
+        if let Some(sse) = self.state.sse_2024.lock().remove(&self.id) {
             tracing::info!(
                 session = self.id,
                 "HTTP+SSE session ended: its stream closed"

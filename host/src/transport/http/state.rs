@@ -1,9 +1,10 @@
 //! What the HTTP server's handlers share: its settings, the sessions open on it, and how to
 //! reach the server and the cluster.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::conn;
@@ -50,9 +51,4 @@ pub(super) struct AppState {
     pub(super) oauth: Option<Arc<OAuth>>,
     /// Sessions shared with the other replicas, with `[cluster]`.
     pub(super) shared: Option<Arc<crate::cluster::sessions::SharedSessions>>,
-}
-
-/// Locks `mutex`, taking the data as it is if a thread panicked while holding it.
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

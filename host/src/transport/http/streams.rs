@@ -6,9 +6,10 @@
 //! sessions ([`SERVER_HISTORY_BYTES`]), and in time: a finished stream is forgotten
 //! [`RESUME_WINDOW`] after it finished, so a client that went away leaves nothing behind for long.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -333,8 +334,8 @@ impl Streams {
             .any(|s| s.listener.as_ref().is_some_and(|l| !l.is_closed()))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Inner> {
+        self.inner.lock()
     }
 }
 

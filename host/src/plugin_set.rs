@@ -1,12 +1,13 @@
-//! From the command line and the configuration file to the plugins to load: used at start and
-//! again on every reload.
+//! Which plugins to serve: from the command line and the configuration file to the plugins to
+//! load (their names, links and files), at start and again on every reload; and the plugin
+//! `palisade inspect` describes.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
 use crate::config::{Config, PluginConfig, RootsAccess, RootsAt};
-use crate::runtime::{CacheError, CompileCache, LinkedComponent, Plugin, Runtime};
+use crate::runtime::LinkedComponent;
 
 /// What `palisade serve` was asked to serve.
 #[derive(Debug, Clone, Default)]
@@ -127,7 +128,7 @@ impl ServeOptions {
             .context("reading the configuration stopped")??;
         let mut plugins: Vec<&mut PluginConfig> =
             wanted.iter_mut().map(|w| &mut w.config).collect();
-        crate::pin::pin(&config, self.config.as_deref(), &mut plugins).await?;
+        crate::remote_plugins::pin(&config, self.config.as_deref(), &mut plugins).await?;
         attach_links(&mut wanted);
         Ok((config, wanted))
     }
@@ -143,79 +144,6 @@ pub fn check_files(wanted: &[Wanted]) -> Result<()> {
             .with_context(|| format!("{origin}: cannot read the plugin file {}", path.display()))?;
     }
     Ok(())
-}
-
-/// Loads one plugin as configured: at start, on reload and for `palisade inspect`.
-pub async fn load_plugin(runtime: &Runtime, config: &PluginConfig) -> Result<Plugin> {
-    let plugin = Plugin::load(runtime, config.spec.clone()).await?;
-    // Settings for a tool the plugin lacks are refused, not ignored: a misspelt name would
-    // silently drop a `confirm`.
-    if let Some(missing) = config
-        .tools
-        .keys()
-        .find(|t| !plugin.tools.iter().any(|tool| &tool.name == *t))
-    {
-        let known: Vec<&str> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
-        anyhow::bail!(
-            "plugin `{name}`: the configuration has settings for tool `{missing}` \
-             (plugins.{name}.tools.{missing}), but the plugin has no such tool; its tools are: {}",
-            known.join(", "),
-            name = plugin.name,
-        );
-    }
-    // A plugin from a registry serves the tool definitions that were reviewed, or nothing.
-    if let Some(locked) = &config.locked {
-        let changes = crate::sources::lock::tool_differences(
-            &locked.tools,
-            &crate::sources::lock::tool_hashes(&plugin),
-        );
-        anyhow::ensure!(
-            changes.is_empty(),
-            "plugin `{name}`: its tools differ from palisade.lock ({}); it is not served until \
-             you review them: run `palisade update {name}`",
-            changes.join("; "),
-            name = plugin.name,
-        );
-    }
-    Ok(plugin)
-}
-
-/// Logs what a plugin offers once loaded.
-pub fn log_loaded(plugin: &Plugin) {
-    tracing::info!(
-        plugin = &*plugin.name,
-        tools = plugin.tools.len(),
-        resources = plugin.resources.len(),
-        templates = plugin.templates.len(),
-        prompts = plugin.prompts.len(),
-        "plugin loaded"
-    );
-    if plugin.tools.is_empty()
-        && plugin.prompts.is_empty()
-        && plugin.templates.is_empty()
-        && plugin.resources.is_empty()
-    {
-        let e = plugin.exports();
-        let exported: Vec<&str> = [
-            (e.tools, "tools"),
-            (e.resources, "resources"),
-            (e.prompts, "prompts"),
-        ]
-        .into_iter()
-        .filter_map(|(has, name)| has.then_some(name))
-        .collect();
-        tracing::warn!(
-            plugin = &*plugin.name,
-            "the plugin serves nothing yet: no tools, prompts, resources or templates (it \
-             exports {}). A plugin built for a world without the interface its definitions need \
-             (palisade-py/palisade-js --world) serves nothing; see `palisade inspect`",
-            if exported.is_empty() {
-                "none of palisade:plugin's interfaces".to_string()
-            } else {
-                exported.join(", ")
-            }
-        );
-    }
 }
 
 /// A valid plugin name for the component file `path`, not `taken`: its stem, made valid (other
@@ -267,27 +195,8 @@ pub async fn plugin_to_inspect(target: &Path, config: Option<&Path>) -> Result<P
         })?;
     // A plugin from a registry is described as `serve` would load it: from the store, as locked.
     let mut plugin = plugin;
-    crate::pin::pin(&config, Some(config_path), &mut [&mut plugin]).await?;
+    crate::remote_plugins::pin(&config, Some(config_path), &mut [&mut plugin]).await?;
     Ok(plugin)
-}
-
-/// A new bearer token: 32 random bytes from the OS, in hex.
-pub fn new_token() -> Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness from the OS: {e}"))?;
-    Ok(hex::encode(bytes))
-}
-
-/// The compile cache: `--cache-dir`, else the configuration's, else the user's cache directory.
-pub fn compile_cache(
-    flag: Option<PathBuf>,
-    configured: Option<PathBuf>,
-) -> Result<CompileCache, CacheError> {
-    let dir = match flag.or(configured) {
-        Some(dir) => dir,
-        None => CompileCache::default_dir()?,
-    };
-    CompileCache::open(&dir)
 }
 
 #[cfg(test)]
