@@ -7,6 +7,7 @@
 
 pub mod access;
 mod cluster;
+mod error;
 mod file;
 pub mod io;
 mod keyring;
@@ -18,22 +19,12 @@ mod resolve;
 pub use crate::sources::parse_sha256;
 pub use access::{AccessConfig, Identity, OAuthSubject, Scope};
 pub use cluster::{ClusterSettings, FailPolicy};
+pub use error::{ConfigError, InvalidValue};
 pub use io::{ConfigIo, SystemIo};
 pub use model::*;
 pub(crate) use oauth::check_transport;
 pub use oauth::{ClaimRule, OAuthSettings};
 pub use resolve::{check_plugin_name, parse_listen, parse_roots_at};
-
-/// A configuration error, with where it is and how to fix it.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(String);
-
-/// A value its setting does not take (a listen address, a plugin name, a scope's pattern); the
-/// text names the value, and the caller says where it was.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct InvalidValue(pub String);
 
 #[cfg(test)]
 mod tests {
@@ -394,5 +385,63 @@ DB = { keyring = "palisade/db" }
             missing.contains("line 9: [plugins.a] secrets DB: no keyring entry palisade/other"),
             "{missing}"
         );
+    }
+
+    /// Each limit's default as the configuration writes it (MiB, KiB), by field name.
+    fn default_limits() -> Vec<(&'static str, u64)> {
+        let d = Limits::default();
+        vec![
+            ("fuel_per_call", d.fuel_per_call),
+            ("timeout_ms", d.timeout_ms),
+            ("memory_mib", d.memory_bytes >> 20),
+            ("output_kib", d.output_bytes >> 10),
+            ("fuel_per_second", d.fuel_per_second),
+            ("fuel_burst", d.fuel_burst),
+            ("calls_per_minute", d.calls_per_minute),
+            ("calls_per_minute_per_client", d.calls_per_minute_per_client),
+            ("concurrent_calls", d.concurrent_calls),
+            ("questions_per_call", d.questions_per_call),
+        ]
+    }
+
+    /// A limit's default lives in one place (`Limits::default` in the runtime's spec.rs); the
+    /// documents that show it are checked here, so changing it fails this test at each one.
+    #[test]
+    fn the_documented_defaults_of_the_limits_are_the_defaults() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+        let read = |name: &str| std::fs::read_to_string(docs.join(name)).unwrap();
+        let configuration = read("configuration.md");
+        let security = read("security.md");
+        let number_after = |text: &str, prefix: &str| -> Option<u64> {
+            let rest = text.split(prefix).nth(1)?;
+            rest.trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        };
+        for (field, default) in default_limits() {
+            let written = number_after(&configuration, &format!("\n{field} = "));
+            assert_eq!(
+                written,
+                Some(default),
+                "docs/configuration.md [plugins.files.limits] {field}"
+            );
+            let tabled = number_after(&security, &format!("| `{field}` | "));
+            if field != "questions_per_call" {
+                assert_eq!(
+                    tabled,
+                    Some(default),
+                    "docs/security.md, Limits table: {field}"
+                );
+            }
+            let inspected = number_after(&security, &format!(" {field}="));
+            if let Some(inspected) = inspected {
+                assert_eq!(
+                    inspected, default,
+                    "docs/security.md, inspect sample: {field}"
+                );
+            }
+        }
     }
 }

@@ -4,7 +4,14 @@ use std::fmt::Display;
 use std::ops::Range;
 use std::path::Path;
 
+use toml::Spanned;
+
 use super::ConfigError;
+
+/// Where `value` is written, for a problem's line.
+pub(super) fn span<T>(value: &Spanned<T>) -> Option<Range<usize>> {
+    Some(value.span())
+}
 
 /// The problems found so far in one file.
 pub(super) struct Problems<'a> {

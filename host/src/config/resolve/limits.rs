@@ -5,8 +5,8 @@ use std::ops::Range;
 
 use toml::Spanned;
 
-use super::span;
 use crate::config::file::{LimitsSection, ReuseSetting};
+use crate::config::problems::span;
 use crate::runtime::{Limits, Reuse};
 
 /// The most questions one call may be allowed to ask: past a few, a prompt flood, not a dialogue.

@@ -14,7 +14,6 @@ mod server;
 mod sources;
 mod values;
 
-use std::ops::Range;
 use std::path::Path;
 
 use toml::Spanned;
@@ -26,12 +25,7 @@ use super::ConfigError;
 use super::file::ConfigFile;
 use super::io::{ConfigIo, SystemIo};
 use super::model::*;
-use super::problems::Problems;
-
-/// Where `value` is written, for a problem's line.
-fn span<T>(value: &Spanned<T>) -> Option<Range<usize>> {
-    Some(value.span())
-}
+use super::problems::{Problems, span};
 
 impl Config {
     /// Reads and validates `path`.

@@ -4,12 +4,11 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::span;
 use crate::config::InvalidValue;
 use crate::config::file::{HttpSection, ServerSection, TelemetrySection};
 use crate::config::io::ConfigIo;
 use crate::config::model::*;
-use crate::config::problems::Problems;
+use crate::config::problems::{Problems, span};
 use crate::runtime::CompileBounds;
 
 /// `host-paths` or `/roots`, as `--roots-at` takes them.

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use super::span;
 use crate::config::file::{EnvValue, SecretSection};
 use crate::config::io::{ConfigIo, Unreadable};
+use crate::config::problems::span;
 use crate::runtime::{SecretGrant, SecretValue};
 
 /// A problem of one entry: its key, where it is, and what is wrong.
