@@ -47,7 +47,7 @@ ITEM = re.compile(r"(?<![\w:])" + VIS + r"(?:unsafe\s+|async\s+|const\s+)*"
                   r"(?:struct|enum|union|trait|type|fn|const|static|mod)\s+(" + IDENT + ")")
 PATH = re.compile(r"(?<![\w:])(" + IDENT + r"(?:\s*::\s*" + IDENT + r")+)")
 TOKEN = re.compile(r"""//[^\n]*|/\*|(?<!\w)b?r(#*)".*?"\1|"(?:\\.|[^"\\])*"|"""
-                   r"""'(?:\\.[^']*|[^\\'])'""", re.S)  # comments, strings, chars
+                   r"""'(?:\\.[^']*|[^\\'])'""", re.DOTALL)  # comments, strings, chars
 COMMENT_MARK = re.compile(r"/\*|\*/")
 
 

@@ -423,6 +423,16 @@ fn two_functions_with_one_tool_name_refuse_the_plugin_naming_both() {
 }
 
 #[test]
+fn a_plugin_of_another_contract_version_is_refused_naming_both_versions() {
+    let dir = tempdir();
+    let other = wat_component(dir.path(), "contract-other-version");
+    assert_plugin_refused(
+        &["--no-watch", "--plugin", &path_str(&other)],
+        "it exports `palisade:plugin/tools@0.2.0`, but this server serves palisade:plugin@0.1.0", // another version on purpose
+    );
+}
+
+#[test]
 fn wasi_config_in_both_versions_and_a_granted_host() {
     let dir = tempdir();
     let port = local_http_server("sunny");

@@ -120,6 +120,20 @@ pub enum LoadError {
         /// The plugin's name.
         plugin: String,
     },
+    /// The component exports `palisade:plugin` interfaces of another version than this host's:
+    /// served as plain functions, its `list-tools` and `call-tool` would be tools themselves.
+    #[error(
+        "plugin `{plugin}`: it exports `{found}`, but this server serves palisade:plugin@{expected}\n\
+         how to fix: rebuild the plugin against this server's wit/ (or its SDK {expected})"
+    )]
+    ContractVersion {
+        /// The plugin's name.
+        plugin: String,
+        /// The interface it exports.
+        found: String,
+        /// The version this host serves.
+        expected: &'static str,
+    },
     /// The component exports a wasmcp tools interface the adapter does not know.
     #[error("plugin `{plugin}`: a wasmcp tools component the host cannot serve: {why}")]
     Wasmcp {

@@ -15,6 +15,16 @@ use crate::output::{OutputSize, within_limit};
 use crate::run::Runner;
 use crate::store::StoreState;
 
+const TOOLS: &str = "palisade:plugin/tools@0.1.0";
+const RESOURCES: &str = "palisade:plugin/resources@0.1.0";
+const PROMPTS: &str = "palisade:plugin/prompts@0.1.0";
+const COMPLETION: &str = "palisade:plugin/completion@0.1.0";
+
+/// The version of `palisade:plugin` this host serves (its interfaces' own).
+pub(crate) fn contract_version() -> &'static str {
+    TOOLS.rsplit_once('@').map_or("", |(_, version)| version)
+}
+
 /// Which `palisade:plugin` interfaces a component exports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Exports {
@@ -76,10 +86,6 @@ impl Funcs {
             let interface = component.get_export_index(None, interface)?;
             component.get_export_index(Some(&interface), name)
         };
-        const TOOLS: &str = "palisade:plugin/tools@0.1.0";
-        const RESOURCES: &str = "palisade:plugin/resources@0.1.0";
-        const PROMPTS: &str = "palisade:plugin/prompts@0.1.0";
-        const COMPLETION: &str = "palisade:plugin/completion@0.1.0";
         Funcs {
             list_tools: func(exports.tools, TOOLS, "list-tools"),
             call_tool: func(exports.tools, TOOLS, "call-tool"),

@@ -74,6 +74,17 @@ impl Kind {
         if !exports.none() {
             return Ok(Kind::Contract(Contract::new(pre, exports)));
         }
+        let component_type = pre.component().component_type();
+        if let Some((found, _)) = component_type
+            .exports(engine)
+            .find(|(name, _)| name.starts_with("palisade:plugin/"))
+        {
+            return Err(LoadError::ContractVersion {
+                plugin: plugin(),
+                found: found.to_string(),
+                expected: contract::contract_version(),
+            });
+        }
         let found = GenericTools::discover(engine, pre.component(), docs).map_err(|collision| {
             LoadError::ToolNameCollision {
                 plugin: plugin(),
