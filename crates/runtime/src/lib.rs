@@ -14,13 +14,15 @@
 //! # Where
 //!
 //! - [`Runtime`]: the engine, its epoch clock, the compile cache and the admission gates every
-//!   plugin shares (`engine.rs`, `cache.rs`, `gate.rs`).
+//!   plugin shares (`runtime.rs`, `engine.rs`, `cache.rs`, `gate.rs`).
 //! - [`PluginSpec`], [`Limits`], [`DirGrant`], [`HostPattern`]: the sandbox's input (`spec.rs`,
-//!   `host_pattern.rs`); `sandbox.rs` turns grants into WASI preopens, `network.rs` checks
-//!   each outgoing request.
+//!   `host_pattern.rs`); `sandbox/wasi.rs` turns grants into WASI preopens, `network.rs`
+//!   checks each outgoing request.
 //! - [`Plugin`]: a loaded component and what it offers; `link.rs` reads, checks, compiles and
-//!   links the file ([`LoadError`] says why it could not), `plugin.rs` has the calls, `store.rs`
-//!   the per-call store, `host_api.rs` the host functions plugins import.
+//!   links the file ([`LoadError`] says why it could not), [`Kind`] says what the component is
+//!   (`kind/`), `run.rs` runs a call under every limit, `store.rs` is the per-call store,
+//!   `copy_bound.rs` bounds what a plugin can make the host copy, `host_api.rs` has the host
+//!   functions plugins import.
 //! - [`CallContext`]: one call's cancellation, client channel and the answers it awaits
 //!   (`call.rs`).
 //!
