@@ -11,6 +11,7 @@ The version is `[workspace.package] version` in the root Cargo.toml. Each of the
   - the JavaScript SDK: `version` in sdk-guest/js/package.json, and the two in its
     package-lock.json (`npm ci` does not rewrite them);
   - the WIT package: `package palisade:plugin@X.Y.Z;` in every wit/*.wit file;
+  - the deployment example's image tag (deploy/: `.../palisade:X.Y.Z`, kustomize's `newTag`);
   - every mention of `palisade:plugin@X.Y.Z` or `palisade:plugin/INTERFACE@X.Y.Z` (or of
     `palisade:plugin/A, B or C @X.Y.Z`) in the repository's text files (code that names an interface, the SDKs, the docs), except
     CHANGELOG.md, which names old versions on purpose, and lines that say "another version on
@@ -40,6 +41,8 @@ TEXT_SUFFIXES = {
 }
 MAX_TEXT_BYTES = 2 << 20
 
+#: The deployment example's image tag: `.../palisade:X.Y.Z`, or kustomize's `newTag: "X.Y.Z"`.
+IMAGE_TAG = re.compile(r"(?:/palisade:|newTag:\s*\"?)(\d+\.\d+\.\d+)")
 WIT_PACKAGE = re.compile(r"^\s*package\s+palisade:plugin@([^\s;]+)\s*;", re.MULTILINE)
 #: `palisade:plugin@V`, `palisade:plugin/tools@V`, and lists such as
 #: `palisade:plugin/tools, resources, prompts or completion @V`.
@@ -126,6 +129,15 @@ def check(repo: Path) -> tuple[str | None, list[str]]:
             for part in key:
                 value = value.get(part) if isinstance(value, dict) else None
             agree(f"{rel(path)}: {'.'.join(repr(k) if k == '' else k for k in key)}", value)
+
+    # The container image the deployment example builds and runs.
+    for path in sorted((repo / "deploy").rglob("*")):
+        if path.suffix not in {".md", ".yaml", ".yml"}:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for found in IMAGE_TAG.finditer(text):
+            line = text.count("\n", 0, found.start()) + 1
+            agree(f"{rel(path)}:{line}: image tag", found.group(1))
 
     # The WIT package.
     wit_files = sorted((repo / "wit").glob("*.wit"))

@@ -78,7 +78,7 @@ mod tests {
         json!({
             "protocolVersion": version,
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": "palisade", "version": "0.1.0"}
+            "serverInfo": {"name": "palisade", "version": env!("CARGO_PKG_VERSION")}
         })
     }
 
