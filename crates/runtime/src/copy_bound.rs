@@ -189,14 +189,7 @@ mod tests {
                     .func_wrap("sink", |_, (_,): (Vec<Vec<u8>>,)| Ok(())),
             }
             .expect("sink");
-            let mut store = store(&engine);
-            let instance = linker
-                .instantiate(&mut store, &passing(&engine, item))
-                .expect("instance");
-            let run = instance
-                .get_typed_func::<(), ()>(&mut store, "run")
-                .expect("run");
-            is_fuel_error(run.call(&mut store, ()).expect_err(item));
+            is_fuel_error(run_passing(&engine, &linker, item));
 
             // Dynamic host function.
             let mut linker = Linker::<()>::new(&engine);
@@ -204,15 +197,20 @@ mod tests {
                 .root()
                 .func_new("sink", |_, _, _, _| Ok(()))
                 .expect("sink");
-            let mut store = self::store(&engine);
-            let instance = linker
-                .instantiate(&mut store, &passing(&engine, item))
-                .expect("instance");
-            let run = instance
-                .get_typed_func::<(), ()>(&mut store, "run")
-                .expect("run");
-            is_fuel_error(run.call(&mut store, ()).expect_err(item));
+            is_fuel_error(run_passing(&engine, &linker, item));
         }
+    }
+
+    /// Runs the component that passes an aliased list of `item` to `linker`'s `sink`: its error.
+    fn run_passing(engine: &Engine, linker: &Linker<()>, item: &str) -> wasmtime::Error {
+        let mut store = store(engine);
+        let instance = linker
+            .instantiate(&mut store, &passing(engine, item))
+            .expect("instance");
+        let run = instance
+            .get_typed_func::<(), ()>(&mut store, "run")
+            .expect("run");
+        run.call(&mut store, ()).expect_err(item)
     }
 
     #[test]

@@ -128,7 +128,7 @@ impl CallClock {
 
     /// When the call must end, as it stands now.
     pub(crate) fn deadline(&self) -> Instant {
-        let state = self.lock();
+        let state = self.state.lock();
         match state.asking_since {
             Some(since) => (state.deadline + since.elapsed()).max(Instant::now() + WHILE_ASKING),
             None => state.deadline,
@@ -137,19 +137,18 @@ impl CallClock {
 
     /// A question went out: the time until its answer does not count.
     fn pause(&self) {
-        self.lock().asking_since.get_or_insert_with(Instant::now);
+        self.state
+            .lock()
+            .asking_since
+            .get_or_insert_with(Instant::now);
     }
 
     /// The answer came: the deadline moves by the time it took.
     fn resume(&self) {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if let Some(since) = state.asking_since.take() {
             state.deadline += since.elapsed();
         }
-    }
-
-    fn lock(&self) -> parking_lot::MutexGuard<'_, ClockState> {
-        self.state.lock()
     }
 }
 

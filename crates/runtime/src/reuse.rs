@@ -89,7 +89,7 @@ impl KeptInstances {
     /// The instance kept for `plugin`'s calls by `client` with `roots`, if there is one.
     pub(crate) fn take(&self, plugin: u64, client: &str, roots: &[Root]) -> Option<LiveInstance> {
         let (found, idle) = {
-            let mut kept = self.lock();
+            let mut kept = self.kept.lock();
             let idle = take_idle(&mut kept);
             let found = kept
                 .iter()
@@ -107,7 +107,7 @@ impl KeptInstances {
     /// Keeps `live` for `plugin`'s next call by `client`.
     pub(crate) fn keep(&self, plugin: u64, client: Arc<str>, live: LiveInstance) {
         let dropped = {
-            let mut kept = self.lock();
+            let mut kept = self.kept.lock();
             let mut dropped = take_idle(&mut kept);
             // One instance per plugin and client: a second, from concurrent calls, replaces
             // the older one.
@@ -134,7 +134,7 @@ impl KeptInstances {
     /// Drops the least recently used instance, freeing its pool slot; false if none is kept.
     pub(crate) fn drop_oldest(&self) -> bool {
         let oldest = {
-            let mut kept = self.lock();
+            let mut kept = self.kept.lock();
             (!kept.is_empty()).then(|| kept.remove(0))
         };
         oldest.is_some()
@@ -143,7 +143,7 @@ impl KeptInstances {
     /// Drops every instance kept for `plugin` (it was unloaded or replaced).
     pub(crate) fn forget(&self, plugin: u64) {
         let dropped: Vec<Kept> = {
-            let mut kept = self.lock();
+            let mut kept = self.kept.lock();
             let (gone, stay) = std::mem::take(&mut *kept)
                 .into_iter()
                 .partition(|k| k.plugin == plugin);
@@ -155,7 +155,7 @@ impl KeptInstances {
 
     /// Drops the instances idle for longer than [`IDLE`].
     fn drop_idle(&self) {
-        let idle = take_idle(&mut self.lock());
+        let idle = take_idle(&mut self.kept.lock());
         drop(idle);
     }
 
@@ -175,10 +175,6 @@ impl KeptInstances {
                 }
             })?;
         Ok(())
-    }
-
-    fn lock(&self) -> parking_lot::MutexGuard<'_, Vec<Kept>> {
-        self.kept.lock()
     }
 }
 

@@ -59,15 +59,11 @@ impl<'a> Problems<'a> {
     }
 
     /// `value` if nothing was found, else every problem found.
-    pub(super) fn finish<T>(self, value: Option<T>) -> Result<T, ConfigError> {
-        match (self.found.len(), value) {
-            (0, Some(value)) => Ok(value),
-            (0, None) => Err(ConfigError(format!(
-                "{}: the configuration is incomplete",
-                self.path.display()
-            ))),
-            (1, _) => Err(ConfigError(self.found.concat())),
-            (n, _) => Err(ConfigError(format!(
+    pub(super) fn finish<T>(self, value: T) -> Result<T, ConfigError> {
+        match self.found.len() {
+            0 => Ok(value),
+            1 => Err(ConfigError(self.found.concat())),
+            n => Err(ConfigError(format!(
                 "{n} problems in {}:\n\n{}",
                 self.path.display(),
                 self.found.join("\n\n")
@@ -86,12 +82,12 @@ mod tests {
         let mut problems = Problems::new(Path::new("p.toml"), text);
         problems.add(Some(6..11), "b is wrong");
         problems.add(None, "something else");
-        let err = problems.finish(Some(())).unwrap_err().to_string();
+        let err = problems.finish(()).unwrap_err().to_string();
         assert_eq!(
             err,
             "2 problems in p.toml:\n\np.toml, line 2: b is wrong\n\np.toml: something else"
         );
         let one = Problems::new(Path::new("p.toml"), text);
-        assert_eq!(one.finish(Some(7)).unwrap(), 7);
+        assert_eq!(one.finish(7).unwrap(), 7);
     }
 }

@@ -49,7 +49,7 @@ impl UserGrants {
 
     /// Whether the user granted `capability` to `plugin` "always".
     pub fn allows(&self, plugin: &str, capability: &Capability) -> bool {
-        let mut cached = self.lock();
+        let mut cached = self.cached.lock();
         self.refresh(&mut cached);
         cached.grants.allows(plugin, capability)
     }
@@ -57,7 +57,7 @@ impl UserGrants {
     /// Remembers "always": written to the file (read again first, so nothing another process
     /// wrote is lost).
     pub fn remember(&self, plugin: &str, capability: &Capability, by: &str) -> Result<()> {
-        let mut cached = self.lock();
+        let mut cached = self.cached.lock();
         let Some(path) = &self.path else {
             cached.grants.add(plugin, capability, by);
             return Ok(());
@@ -84,10 +84,6 @@ impl UserGrants {
             });
             cached.seen = now;
         }
-    }
-
-    fn lock(&self) -> parking_lot::MutexGuard<'_, Cached> {
-        self.cached.lock()
     }
 }
 

@@ -28,7 +28,7 @@ impl VerifiedCache {
 
     /// What `key`'s token was verified as, if it was and has not expired by `now`.
     pub fn get(&self, key: &[u8; 32], now: u64) -> Option<Verified> {
-        let mut entries = self.lock();
+        let mut entries = self.entries.lock();
         match entries.get(key) {
             Some((verified, expires)) if now <= *expires => Some(verified.clone()),
             Some(_) => {
@@ -41,7 +41,7 @@ impl VerifiedCache {
 
     /// Remembers a verified token until `expires`.
     pub fn insert(&self, key: [u8; 32], verified: Verified, expires: u64, now: u64) {
-        let mut entries = self.lock();
+        let mut entries = self.entries.lock();
         if entries.len() >= MAX_ENTRIES {
             entries.retain(|_, (_, until)| now <= *until);
             if entries.len() >= MAX_ENTRIES {
@@ -53,10 +53,6 @@ impl VerifiedCache {
 
     /// Forgets every token (the keys changed).
     pub fn clear(&self) {
-        self.lock().clear();
-    }
-
-    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<[u8; 32], (Verified, u64)>> {
-        self.entries.lock()
+        self.entries.lock().clear();
     }
 }

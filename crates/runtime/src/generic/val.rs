@@ -101,17 +101,21 @@ pub fn to_val(ty: &WitType, value: &Value) -> Result<Val, Mismatch> {
     })
 }
 
+/// The payload type of case `i` of the variant or result `ty` (`None`: the case has none).
+fn case_type(ty: &WitType, i: u32) -> Result<Option<&WitType>, Mismatch> {
+    cases(ty)
+        .get(i as usize)
+        .map(|(_, payload)| *payload)
+        .ok_or_else(|| mismatch(ty, "has no such case"))
+}
+
 /// The payload of case `i` of the variant or result `ty`, as wasmtime's value.
 fn case_payload(
     ty: &WitType,
     i: u32,
     payload: Option<&Value>,
 ) -> Result<Option<Box<Val>>, Mismatch> {
-    let case_ty = cases(ty)
-        .get(i as usize)
-        .ok_or_else(|| mismatch(ty, "has no such case"))?
-        .1;
-    match (case_ty, payload) {
+    match (case_type(ty, i)?, payload) {
         (None, None) => Ok(None),
         (Some(case_ty), Some(v)) => Ok(Some(Box::new(to_val(case_ty, v)?))),
         _ => Err(mismatch(ty, "has a payload its case does not")),
@@ -209,11 +213,7 @@ fn payload_value(
     i: u32,
     payload: Option<Box<Val>>,
 ) -> Result<Option<Box<Value>>, Mismatch> {
-    let case_ty = cases(ty)
-        .get(i as usize)
-        .ok_or_else(|| mismatch(ty, "has no such case"))?
-        .1;
-    match (case_ty, payload) {
+    match (case_type(ty, i)?, payload) {
         (None, None) => Ok(None),
         (Some(case_ty), Some(v)) => Ok(Some(Box::new(from_val(case_ty, *v)?))),
         _ => Err(mismatch(

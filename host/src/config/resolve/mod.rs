@@ -139,7 +139,7 @@ impl Config {
             request_state: server.request_state,
             sources,
         };
-        problems.finish(Some(config))
+        problems.finish(config)
     }
 }
 

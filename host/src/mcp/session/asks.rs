@@ -35,7 +35,7 @@ impl PendingAsks {
             self.next_id.fetch_add(1, Ordering::Relaxed) + 1
         );
         let key = Value::String(id.clone()).to_string();
-        self.lock().insert(key.clone(), waiter);
+        self.waiting.lock().insert(key.clone(), waiter);
         (id, key)
     }
 
@@ -46,16 +46,12 @@ impl PendingAsks {
 
     /// Who waits for the answer to request `id`, taken out of the table.
     pub(in crate::mcp) fn take(&self, id: &Value) -> Option<Waiter> {
-        self.lock().remove(&id.to_string())
+        self.waiting.lock().remove(&id.to_string())
     }
 
     /// Stops waiting for the request of `key` (it timed out, or was answered).
     pub(super) fn forget(&self, key: &str) -> Option<Waiter> {
-        self.lock().remove(key)
-    }
-
-    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Waiter>> {
-        self.waiting.lock()
+        self.waiting.lock().remove(key)
     }
 }
 

@@ -1,6 +1,6 @@
 //! A session's requests in flight: each one's cancellation, by id, and the tasks serving them.
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -34,7 +34,7 @@ impl InFlight {
         id: &Value,
     ) -> Result<(String, CancellationToken), RpcError> {
         let key = id.to_string();
-        let mut tokens = self.lock();
+        let mut tokens = self.tokens.lock();
         if tokens.len() >= MAX_IN_FLIGHT {
             return Err(RpcError::new(
                 SERVER_BUSY,
@@ -57,27 +57,23 @@ impl InFlight {
 
     /// The request of `key` is answered (or dropped).
     pub(in crate::mcp) fn end(&self, key: &str) {
-        self.lock().remove(key);
+        self.tokens.lock().remove(key);
     }
 
     /// The cancellation of request `id`, if it is in flight.
     pub(super) fn token(&self, id: &Value) -> Option<CancellationToken> {
-        self.lock().get(&id.to_string()).cloned()
+        self.tokens.lock().get(&id.to_string()).cloned()
     }
 
     /// Cancels every request in flight.
     pub(super) fn cancel_all(&self) {
-        for token in self.lock().values() {
+        for token in self.tokens.lock().values() {
             token.cancel();
         }
     }
 
     pub(super) fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, CancellationToken>> {
-        self.tokens.lock()
+        self.tokens.lock().len()
     }
 }
 

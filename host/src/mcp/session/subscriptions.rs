@@ -12,32 +12,28 @@ pub(in crate::mcp) struct Subscriptions {
 impl Subscriptions {
     /// Subscribes to `uri`.
     pub(in crate::mcp) fn insert(&self, uri: &str) {
-        self.lock().insert(uri.to_string());
+        self.uris.lock().insert(uri.to_string());
     }
 
     /// Ends the subscription to `uri`, if there is one.
     pub(in crate::mcp) fn remove(&self, uri: &str) {
-        self.lock().remove(uri);
+        self.uris.lock().remove(uri);
     }
 
     /// Whether the client subscribed to `uri`.
     pub(in crate::mcp) fn contains(&self, uri: &str) -> bool {
-        self.lock().contains(uri)
+        self.uris.lock().contains(uri)
     }
 
     /// Every URI, sorted (for the record replicas share).
     pub(super) fn sorted(&self) -> Vec<String> {
-        let mut uris: Vec<String> = self.lock().iter().cloned().collect();
+        let mut uris: Vec<String> = self.uris.lock().iter().cloned().collect();
         uris.sort();
         uris
     }
 
     /// Replaces them all (with what another replica stored).
     pub(super) fn replace(&self, uris: &[String]) {
-        *self.lock() = uris.iter().cloned().collect();
-    }
-
-    fn lock(&self) -> parking_lot::MutexGuard<'_, HashSet<String>> {
-        self.uris.lock()
+        *self.uris.lock() = uris.iter().cloned().collect();
     }
 }

@@ -145,7 +145,8 @@ impl Streams {
 
     /// Whether a client listens on the standalone stream here now.
     pub fn listens_standalone(&self) -> bool {
-        self.lock()
+        self.inner
+            .lock()
             .streams
             .get(&STANDALONE)
             .is_some_and(|s| s.listener.as_ref().is_some_and(|l| !l.is_closed()))
@@ -153,17 +154,20 @@ impl Streams {
 
     /// Whether request `request`'s stream is here and unfinished.
     pub fn has_request(&self, request: &Value) -> bool {
-        self.lock().by_request.contains_key(&request.to_string())
+        self.inner
+            .lock()
+            .by_request
+            .contains_key(&request.to_string())
     }
 
     /// Whether `stream` is known here.
     pub fn has_stream(&self, stream: StreamId) -> bool {
-        self.lock().streams.contains_key(&stream)
+        self.inner.lock().streams.contains_key(&stream)
     }
 
     /// Forgets the streams that finished longer than [`RESUME_WINDOW`] ago.
     pub fn expire(&self, now: Instant) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         while let Some(&(stream, at)) = inner.finished.front() {
             if now.duration_since(at) < RESUME_WINDOW {
                 break;
@@ -175,7 +179,7 @@ impl Streams {
 
     /// Opens a stream for a POST carrying `requests`.
     pub fn open(&self, requests: &[Value]) -> StreamId {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         inner.next += 1;
         let id = inner.next;
         for request in requests {
@@ -193,7 +197,7 @@ impl Streams {
 
     /// Sends a message on the stream of the request it relates to, or on the standalone stream.
     pub fn push(&self, related: Option<&Value>, message: Value) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let stream = related
             .and_then(|r| inner.by_request.get(&r.to_string()).copied())
             .unwrap_or(STANDALONE);
@@ -230,7 +234,7 @@ impl Streams {
 
     /// Sends the response that ends `stream` (none if its requests were cancelled).
     pub fn finish(&self, stream: StreamId, response: Option<Value>) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         match response {
             Some(message) => {
                 let event = inner.append(stream, message, true);
@@ -264,7 +268,7 @@ impl Streams {
     /// Becomes the listener of `stream`: the events after `after` (or those never delivered),
     /// then live events. `None` if the stream is unknown (or long gone).
     pub fn attach(&self, stream: StreamId, after: Option<u64>) -> Option<Attached> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         if stream == STANDALONE {
             inner.streams.entry(STANDALONE).or_default();
         }
@@ -295,7 +299,7 @@ impl Streams {
     /// Listener number `listener` of `stream` is gone. Returns the requests of the stream if it
     /// is unfinished and nobody took it over (the caller decides whether to cancel them).
     pub fn detach(&self, stream: StreamId, listener: u64) -> Vec<Value> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         match inner.streams.get_mut(&stream) {
             Some(s) if !s.finished && s.listener_number == listener => {
                 s.listener = None;
@@ -307,7 +311,7 @@ impl Streams {
 
     /// Whether `stream` is unfinished and nobody listens to it.
     pub fn abandoned(&self, stream: StreamId) -> bool {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         inner
             .streams
             .get(&stream)
@@ -316,7 +320,7 @@ impl Streams {
 
     /// Ends every stream's connection and forgets them: the session is over.
     pub fn close(&self) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let streams: Vec<StreamId> = inner.streams.keys().copied().collect();
         for stream in streams {
             inner.forget(stream);
@@ -327,15 +331,11 @@ impl Streams {
 
     /// Whether any stream has a listener (the session is in use).
     pub fn any_listener(&self) -> bool {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         inner
             .streams
             .values()
             .any(|s| s.listener.as_ref().is_some_and(|l| !l.is_closed()))
-    }
-
-    fn lock(&self) -> parking_lot::MutexGuard<'_, Inner> {
-        self.inner.lock()
     }
 }
 
@@ -493,7 +493,7 @@ mod tests {
         for _ in 0..40 {
             streams.push(Some(&json!("open")), big.clone());
         }
-        let inner = streams.lock();
+        let inner = streams.inner.lock();
         assert!(
             inner.history_bytes <= HISTORY_BYTES,
             "{}",
@@ -522,7 +522,7 @@ mod tests {
         );
         streams.expire(Instant::now() + RESUME_WINDOW);
         assert!(streams.attach(stream, Some(0)).is_none());
-        assert_eq!(streams.lock().history_bytes, 0);
+        assert_eq!(streams.inner.lock().history_bytes, 0);
     }
 
     #[test]
@@ -540,10 +540,10 @@ mod tests {
         let total = server.load(Ordering::Relaxed);
         // Each session may keep one event over the shared budget, never more.
         assert!(total <= SERVER_HISTORY_BYTES + 40 * (2 << 20), "{total}");
-        let counted: usize = sessions.iter().map(|s| s.lock().history_bytes).sum();
+        let counted: usize = sessions.iter().map(|s| s.inner.lock().history_bytes).sum();
         assert_eq!(counted, total);
         sessions[0].close();
-        assert_eq!(sessions[0].lock().history_bytes, 0);
+        assert_eq!(sessions[0].inner.lock().history_bytes, 0);
         drop(sessions);
         assert_eq!(server.load(Ordering::Relaxed), 0);
     }
