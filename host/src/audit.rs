@@ -173,6 +173,31 @@ impl AuditLog {
         self.write_line(&line);
     }
 
+    /// Writes what happened to a task: `task-created`, `task-input` (the client answered its
+    /// questions), `task-cancelled`, or `task-ended` (with its status). The task's call has
+    /// its own line when it ends, like any call.
+    pub fn record_task(
+        &self,
+        client: &str,
+        task: &crate::mcp::tasks::record::TaskRecord,
+        event: &str,
+        detail: Option<&str>,
+    ) {
+        let mut line = json!({
+            "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "client": client,
+            "owner": task.owner,
+            "plugin": task.plugin,
+            "tool": task.tool,
+            "outcome": event,
+            "task": { "id": task.id, "status": task.status.as_str() },
+        });
+        if let (Some(detail), Some(map)) = (detail, line.as_object_mut()) {
+            map.insert("detail".into(), detail.into());
+        }
+        self.write_line(&line);
+    }
+
     /// Writes one line; false (with the reason in the server's log) when it cannot.
     fn write_line(&self, line: &Value) -> bool {
         let mut text = line.to_string();

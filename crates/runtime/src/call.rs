@@ -33,6 +33,10 @@ pub struct CallContext {
     pub grants: Option<Arc<dyn GrantDecider>>,
     /// Filled in by the call, for the audit log.
     pub stats: Arc<CallStats>,
+    /// The call runs as a task, detached from its request: the plugin's task limits
+    /// (`task_timeout_ms`, `task_fuel`) replace its per-call ones, and time spent waiting for
+    /// the client's answers is not counted.
+    pub task: bool,
 }
 
 /// What a call cost.

@@ -134,7 +134,7 @@ mod tests {
         assert!(exhausted(&err), "not the hostcall fuel error: {err:?}");
         let limits = Limits::default();
         assert!(matches!(
-            crate::error::limit_hit(&err, &limits),
+            crate::error::limit_hit(&err, &limits, &crate::limits::Budget::of(&limits, false)),
             Some(crate::error::LimitExceeded::Output { .. })
         ));
     }

@@ -136,7 +136,7 @@ impl CallClock {
     }
 
     /// A question went out: the time until its answer does not count.
-    fn pause(&self) {
+    pub(crate) fn pause(&self) {
         self.state
             .lock()
             .asking_since
@@ -144,7 +144,7 @@ impl CallClock {
     }
 
     /// The answer came: the deadline moves by the time it took.
-    fn resume(&self) {
+    pub(crate) fn resume(&self) {
         let mut state = self.state.lock();
         if let Some(since) = state.asking_since.take() {
             state.deadline += since.elapsed();

@@ -242,7 +242,10 @@ impl host::Host for StoreState {
                 .collect());
         }
         Ok(match &self.call.client {
-            Some(client) => client.ask(requests).await,
+            Some(client) => {
+                let clock = self.call.task.then(|| self.asks.clock().clone());
+                waiting_for_client(clock, client.ask(requests)).await
+            }
             None => requests
                 .into_iter()
                 .map(|(key, _)| (key, Err(AskError::Failed(NO_CLIENT.into()))))
@@ -398,7 +401,10 @@ impl StoreState {
         };
         self.asked += 1;
         let key = format!("{kind}-{}", self.asked);
-        let answer = client.ask(vec![(key, request)]).await.pop();
+        let clock = self.call.task.then(|| self.asks.clock().clone());
+        let answer = waiting_for_client(clock, client.ask(vec![(key, request)]))
+            .await
+            .pop();
         match answer.map(|(_, a)| a) {
             Some(Ok(answer)) => Ok(answer),
             Some(Err(AskError::AwaitingAnswer)) => Err(AWAITING.to_string()),
@@ -406,6 +412,21 @@ impl StoreState {
             None => Err("the client gave no answer".to_string()),
         }
     }
+}
+
+/// Waits for the client's `answers`. A task's `clock` stands still meanwhile: a task may wait
+/// for its user for as long as the task lives, and only its own work counts.
+async fn waiting_for_client(
+    clock: Option<std::sync::Arc<crate::grant_ask::CallClock>>,
+    answers: crate::call::PendingAnswers,
+) -> Answers {
+    let Some(clock) = clock else {
+        return answers.await;
+    };
+    clock.pause();
+    let answers = answers.await;
+    clock.resume();
+    answers
 }
 
 /// The longest resource URI the host routes (and so the longest update it matches).

@@ -6,6 +6,57 @@ use wasmtime::ResourceLimiter;
 use crate::error::LimitExceeded;
 use crate::spec::Limits;
 
+/// What one run may spend in time and fuel: a call's limits, or a task's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    /// Wall-clock time, in milliseconds.
+    pub timeout_ms: u64,
+    /// Fuel.
+    pub fuel: u64,
+    /// A task's budget, not a call's: what running out of it is called.
+    task: bool,
+}
+
+impl Budget {
+    /// The budget of a call under `limits`, or of a task when `task`.
+    pub(crate) fn of(limits: &Limits, task: bool) -> Budget {
+        match task {
+            false => Budget {
+                timeout_ms: limits.timeout_ms,
+                fuel: limits.fuel_per_call,
+                task,
+            },
+            true => Budget {
+                timeout_ms: limits.task_timeout_ms,
+                fuel: limits.task_fuel,
+                task,
+            },
+        }
+    }
+
+    /// The limit hit when the run burned all its fuel.
+    pub(crate) fn out_of_fuel(&self) -> LimitExceeded {
+        match self.task {
+            false => LimitExceeded::Fuel {
+                per_call: self.fuel,
+            },
+            true => LimitExceeded::TaskFuel { limit: self.fuel },
+        }
+    }
+
+    /// The limit hit when the run passed its deadline.
+    pub(crate) fn out_of_time(&self) -> LimitExceeded {
+        match self.task {
+            false => LimitExceeded::Time {
+                limit_ms: self.timeout_ms,
+            },
+            true => LimitExceeded::TaskTime {
+                limit_ms: self.timeout_ms,
+            },
+        }
+    }
+}
+
 /// Table elements one instance may hold; generous for real code, small enough to be harmless.
 const MAX_TABLE_ELEMENTS: usize = 100_000;
 

@@ -12,11 +12,11 @@ use wasmtime::{Store, UpdateDeadline};
 
 use crate::call::CallContext;
 use crate::engine::Metering;
-use crate::error::{CallError, LimitExceeded, describe_failure, limit_hit};
+use crate::error::{CallError, describe_failure, limit_hit};
 use crate::gate::Gate;
 use crate::grant_ask::CallClock;
 use crate::keyvalue::KeyValueStore;
-use crate::limits::MemoryLimiter;
+use crate::limits::{Budget, MemoryLimiter};
 use crate::reuse::{KeptInstances, LiveInstance};
 use crate::runtime::Runtime;
 use crate::sandbox::{Grants, OutputCapture, wasi_context};
@@ -96,6 +96,7 @@ impl Runner {
         f: impl AsyncFnOnce(&mut Store<StoreState>, &Instance) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
         let limits = self.limits;
+        let budget = Budget::of(&limits, call.task);
         let entered = Instant::now();
         // Clients' calls pass the plugin's gate; the host's own (listing at load) do not.
         let admission = match &call.caller {
@@ -107,20 +108,14 @@ impl Runner {
             ),
             None => None,
         };
-        let deadline = Instant::now() + Duration::from_millis(limits.timeout_ms);
-        let time_limit = || {
-            CallError::Limit(
-                self.name.clone(),
-                LimitExceeded::Time {
-                    limit_ms: limits.timeout_ms,
-                },
-            )
-        };
+        let deadline = Instant::now() + Duration::from_millis(budget.timeout_ms);
+        let time_limit = || CallError::Limit(self.name.clone(), budget.out_of_time());
         let stats = call.stats.clone();
         let clock = Arc::new(CallClock::new(deadline));
+        // A task runs in an instance of its own: its store carries the task's limits.
         let reuse_for = match self.reuse {
-            Reuse::PerClient { .. } => call.reuse_key.clone(),
-            Reuse::Never => None,
+            Reuse::PerClient { .. } if !call.task => call.reuse_key.clone(),
+            _ => None,
         };
         let kept = reuse_for
             .as_deref()
@@ -135,7 +130,7 @@ impl Runner {
             }
             None => {
                 let slot = self.instance_slot(deadline).await?.ok_or_else(time_limit)?;
-                self.new_store(call, clock.clone(), slot)?
+                self.new_store(call, clock.clone(), slot, budget)?
             }
         };
         stats.instance_wait_us.store(
@@ -148,7 +143,7 @@ impl Runner {
         let store = &mut live.store;
         if self.metering == Metering::Fuel {
             store
-                .set_fuel(limits.fuel_per_call)
+                .set_fuel(budget.fuel)
                 .map_err(|e| CallError::Host(e.into()))?;
         }
         // Every epoch tick: stop if past the deadline, else yield so other calls (and a
@@ -179,8 +174,8 @@ impl Runner {
         live.stdout.finish();
         let stderr_tail = live.stderr.finish();
         let fuel_used = match self.metering {
-            Metering::Fuel => limits
-                .fuel_per_call
+            Metering::Fuel => budget
+                .fuel
                 .saturating_sub(live.store.get_fuel().unwrap_or(0)),
             Metering::Off => 0,
         };
@@ -205,7 +200,7 @@ impl Runner {
             // A call that failed leaves its instance behind: a trap can stop it anywhere.
             Some(Err(err)) => {
                 live.retire();
-                if let Some(limit) = limit_hit(&err, &limits) {
+                if let Some(limit) = limit_hit(&err, &limits, &budget) {
                     tracing::warn!(plugin = &*self.name, "plugin stopped: {limit}");
                     return Err(CallError::Limit(self.name.clone(), limit));
                 }
@@ -260,6 +255,7 @@ impl Runner {
         call: CallContext,
         clock: Arc<CallClock>,
         slot: OwnedSemaphorePermit,
+        budget: Budget,
     ) -> Result<LiveInstance, CallError> {
         let limits = self.limits;
         let redactor = &self.grants.redactor;
@@ -286,9 +282,7 @@ impl Runner {
         store.set_hostcall_fuel(super::copy_bound::hostcall_fuel(&limits));
         store.epoch_deadline_callback(move |store| {
             if Instant::now() >= store.data().asks.clock().deadline() {
-                Err(wasmtime::Error::new(LimitExceeded::Time {
-                    limit_ms: limits.timeout_ms,
-                }))
+                Err(wasmtime::Error::new(budget.out_of_time()))
             } else {
                 Ok(UpdateDeadline::Yield(1))
             }

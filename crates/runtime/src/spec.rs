@@ -81,6 +81,14 @@ pub struct Limits {
     pub concurrent_calls: u64,
     /// Questions (elicitations and sampling requests) one call may put to the client.
     pub questions_per_call: u64,
+    /// Wall-clock time one task (a call run detached from its request) may take, in
+    /// milliseconds. Time it waits for the client's answers is not counted.
+    pub task_timeout_ms: u64,
+    /// Fuel one task may burn.
+    pub task_fuel: u64,
+    /// Tasks of the plugin running at once, all clients together (the protocol layer counts
+    /// them; each also takes one of `concurrent_calls`).
+    pub running_tasks: u64,
 }
 
 impl Default for Limits {
@@ -101,6 +109,12 @@ impl Default for Limits {
             // A form or two per call is what real tools ask; a few more for multi-step ones. A
             // call past it floods the user with prompts.
             questions_per_call: 16,
+            // An hour for work that waits on others (a crawl, a build, an external job); about
+            // a minute and a half of one busy core, since a task is charged to the plugin's
+            // fuel budget like any call.
+            task_timeout_ms: 3_600_000,
+            task_fuel: 1_000_000_000_000,
+            running_tasks: 4,
         }
     }
 }

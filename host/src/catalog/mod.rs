@@ -328,6 +328,7 @@ fn plugin_tools(
         let entry = match tools::catalog_tool(Backend::Plugin(plugin.clone()), tool, &public_name) {
             Ok(mut entry) => {
                 entry.confirm = policy.is_some_and(|p| p.confirm);
+                entry.task = policy.and_then(|p| p.task).unwrap_or_default();
                 entry
             }
             Err(why) => {

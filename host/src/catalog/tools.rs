@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 use super::Backend;
 use super::header_params::{HeaderParam, header_params};
 use super::schema_cost;
+use crate::config::TaskSupport;
 use crate::runtime::bindings::tools;
 
 /// Longest public name some clients accept.
@@ -26,6 +27,8 @@ pub struct CatalogTool {
     pub header_params: Vec<HeaderParam>,
     /// The operator asks the user before every call (`confirm = true`).
     pub confirm: bool,
+    /// Whether its calls may run as tasks (`[plugins.NAME.tools.TOOL] task`).
+    pub task: TaskSupport,
     validator: jsonschema::Validator,
     output_validator: Option<jsonschema::Validator>,
 }
@@ -144,6 +147,7 @@ pub(super) fn catalog_tool(
         output_schema,
         header_params,
         confirm: false,
+        task: TaskSupport::Forbidden,
         validator,
         output_validator,
     })

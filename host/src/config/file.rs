@@ -33,6 +33,23 @@ pub(super) struct ConfigFile {
     /// `[cluster]`.
     #[serde(default)]
     pub cluster: Option<Spanned<super::cluster::ClusterSection>>,
+    /// `[tasks]`.
+    #[serde(default)]
+    pub tasks: TasksSection,
+}
+
+/// `[tasks]`: tool calls that run on after their request, as MCP tasks.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TasksSection {
+    /// How long a task and its result are kept after it is created, in seconds.
+    pub ttl_s: Option<Spanned<u64>>,
+    /// How often clients are told to poll, in milliseconds; faster polls are answered no sooner.
+    pub poll_interval_ms: Option<Spanned<u64>>,
+    /// Tasks one client may have running at once.
+    pub running_per_client: Option<Spanned<u64>>,
+    /// Bytes of finished tasks' results kept, all clients together, in MiB.
+    pub kept_mib: Option<Spanned<u64>>,
 }
 
 /// `[telemetry]`: what operators watch the server with.
@@ -397,6 +414,8 @@ pub(super) struct ToolSection {
     pub annotations: AnnotationOverrides,
     /// Replaces the plugin's own description of the tool.
     pub description: Option<String>,
+    /// Whether a call may run as a task: `"forbidden"`, `"optional"` or `"required"`.
+    pub task: Option<super::TaskSupport>,
 }
 
 /// `[plugins.NAME.limits]`; anything left out takes the default of [`Limits`](crate::runtime::Limits).
@@ -423,6 +442,12 @@ pub(super) struct LimitsSection {
     pub concurrent_calls: Option<Spanned<u64>>,
     /// Questions one call may put to the client (0: none).
     pub questions_per_call: Option<Spanned<u64>>,
+    /// Time one task may take, in seconds.
+    pub task_timeout_s: Option<Spanned<u64>>,
+    /// Fuel one task may burn.
+    pub task_fuel: Option<Spanned<u64>>,
+    /// Tasks of this plugin running at once, all clients together.
+    pub running_tasks: Option<Spanned<u64>>,
 }
 
 /// One `[[plugins.NAME.dirs]]` entry, each field with where it is.

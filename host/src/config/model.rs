@@ -138,6 +138,56 @@ pub struct ToolPolicy {
     pub annotations: AnnotationOverrides,
     /// A description that replaces the plugin's own.
     pub description: Option<String>,
+    /// Whether a call may run as a task; `None`: as the plugin says.
+    pub task: Option<TaskSupport>,
+}
+
+/// Whether a tool's calls may run as tasks (MCP's `execution.taskSupport`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never: every call answers on its request.
+    #[default]
+    Forbidden,
+    /// A task when the client allows one, else an ordinary call.
+    Optional,
+    /// Only as a task: a client that cannot run tasks cannot call it.
+    Required,
+}
+
+impl TaskSupport {
+    /// The value of `execution.taskSupport`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
+/// `[tasks]`: how tasks are kept and paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// How long a task is kept after it is created (and at least a minute after it ends).
+    pub ttl: std::time::Duration,
+    /// How often clients are told to poll; faster polls are answered no sooner.
+    pub poll_interval: std::time::Duration,
+    /// Tasks one client may have running at once.
+    pub running_per_client: u64,
+    /// Bytes of finished tasks' results kept, all clients together.
+    pub kept_bytes: u64,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            ttl: std::time::Duration::from_secs(3600),
+            poll_interval: std::time::Duration::from_millis(1000),
+            running_per_client: 16,
+            kept_bytes: 256 << 20,
+        }
+    }
 }
 
 /// One plugin, as the server will serve it: what the runtime loads, and how the catalog names
@@ -211,6 +261,8 @@ pub struct Config {
     pub shutdown_grace: std::time::Duration,
     /// `[cluster]`: the Redis replicas share, when configured.
     pub cluster: Option<super::ClusterSettings>,
+    /// `[tasks]`.
+    pub tasks: TaskSettings,
 }
 
 /// `[telemetry]`'s trace settings.
@@ -255,6 +307,7 @@ impl Default for Config {
             traces: TraceConfig::default(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             cluster: None,
+            tasks: TaskSettings::default(),
         }
     }
 }

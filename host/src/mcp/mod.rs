@@ -15,6 +15,7 @@ pub mod roots;
 mod server;
 pub mod session;
 pub mod stateless;
+pub mod tasks;
 pub mod version;
 pub mod wire;
 

@@ -76,6 +76,8 @@ pub struct Server {
     pub listening: std::sync::OnceLock<std::net::SocketAddr>,
     /// The other replicas, with `[cluster]`.
     pub(super) cluster: std::sync::OnceLock<Arc<dyn ClusterBus>>,
+    /// Tool calls running on after their request, and those that ended.
+    pub tasks: super::tasks::Tasks,
 }
 
 /// Where the server reports what it does, each when configured: the audit log, metrics and
@@ -127,6 +129,7 @@ impl Server {
             shutdown: crate::shutdown::Shutdown::default(),
             listening: std::sync::OnceLock::new(),
             cluster: std::sync::OnceLock::new(),
+            tasks: Default::default(),
         })
     }
 
@@ -313,6 +316,23 @@ impl Server {
             || !catalog.tools().is_empty()
         {
             capabilities.insert("tools".into(), json!({ "listChanged": true }));
+            // Tool calls may run as tasks: in 2025-11-25 as its core feature, in 2026-07-28 as
+            // the extension (which replaces it there).
+            match version {
+                ProtocolVersion::V2025_11_25 => {
+                    capabilities.insert(
+                        "tasks".into(),
+                        json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } }),
+                    );
+                }
+                ProtocolVersion::V2026_07_28 => {
+                    capabilities.insert(
+                        "extensions".into(),
+                        json!({ super::tasks::wire::EXTENSION: {} }),
+                    );
+                }
+                _ => {}
+            }
         }
         if loading || catalog.has_resources() {
             capabilities.insert(

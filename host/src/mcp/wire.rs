@@ -41,6 +41,13 @@ pub fn tool(entry: &CatalogTool, v: V) -> Value {
     if v >= V::V2025_11_25 {
         put_icons(&mut out, &t.icons);
     }
+    // 2026-07-28 has no `execution`: there the server alone decides (the tasks extension).
+    if v == V::V2025_11_25 && entry.task != crate::config::TaskSupport::Forbidden {
+        out.insert(
+            "execution".into(),
+            serde_json::json!({ "taskSupport": entry.task.as_str() }),
+        );
+    }
     Value::Object(out)
 }
 

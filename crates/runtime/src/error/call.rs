@@ -31,6 +31,12 @@ pub enum LimitExceeded {
         /// Fuel one call may burn.
         per_call: u64,
     },
+    #[error("ran out of fuel: a task may burn {limit} units (limits.task_fuel)")]
+    /// The task burned all the fuel one task may (`limit`).
+    TaskFuel {
+        /// Fuel one task may burn.
+        limit: u64,
+    },
     #[error("exceeded its memory limit of {} MiB (limits.memory_mib)", limit_bytes >> 20)]
     /// The instance asked for more linear memory than `limit_bytes`.
     Memory {
@@ -41,6 +47,12 @@ pub enum LimitExceeded {
     /// The call ran longer than `limit_ms` milliseconds.
     Time {
         /// Wall-clock time one call may take.
+        limit_ms: u64,
+    },
+    #[error("exceeded a task's time limit of {} s (limits.task_timeout_s)", limit_ms / 1000)]
+    /// The task ran longer than `limit_ms` milliseconds.
+    TaskTime {
+        /// Wall-clock time one task may take.
         limit_ms: u64,
     },
     #[error(
@@ -121,9 +133,9 @@ impl LimitExceeded {
     /// `fuel_budget`, `client_rate`, `rate`, `shared_limits_unavailable`, `questions`.
     pub fn kind(&self) -> &'static str {
         match self {
-            LimitExceeded::Fuel { .. } => "fuel",
+            LimitExceeded::Fuel { .. } | LimitExceeded::TaskFuel { .. } => "fuel",
             LimitExceeded::Memory { .. } => "memory",
-            LimitExceeded::Time { .. } => "time",
+            LimitExceeded::Time { .. } | LimitExceeded::TaskTime { .. } => "time",
             LimitExceeded::Output { .. } => "output",
             LimitExceeded::Concurrency { .. } => "concurrency",
             LimitExceeded::FuelBudget { .. } => "fuel_budget",

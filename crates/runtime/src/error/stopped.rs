@@ -4,10 +4,11 @@
 use wasmtime::Trap;
 
 use super::call::LimitExceeded;
+use crate::limits::Budget;
 use crate::spec::Limits;
 
 /// The limit that stopped a call, when a limit did.
-pub fn limit_hit(err: &wasmtime::Error, limits: &Limits) -> Option<LimitExceeded> {
+pub fn limit_hit(err: &wasmtime::Error, limits: &Limits, budget: &Budget) -> Option<LimitExceeded> {
     if crate::copy_bound::exhausted(err) {
         // wasmtime stopped a lift past the hostcall fuel, a multiple of the output limit.
         return Some(LimitExceeded::Output {
@@ -19,12 +20,8 @@ pub fn limit_hit(err: &wasmtime::Error, limits: &Limits) -> Option<LimitExceeded
         return Some(limit.clone());
     }
     match err.downcast_ref::<Trap>()? {
-        Trap::OutOfFuel => Some(LimitExceeded::Fuel {
-            per_call: limits.fuel_per_call,
-        }),
-        Trap::Interrupt => Some(LimitExceeded::Time {
-            limit_ms: limits.timeout_ms,
-        }),
+        Trap::OutOfFuel => Some(budget.out_of_fuel()),
+        Trap::Interrupt => Some(budget.out_of_time()),
         _ => None,
     }
 }

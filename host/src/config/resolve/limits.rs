@@ -12,6 +12,9 @@ use crate::runtime::{Limits, Reuse};
 /// The most questions one call may be allowed to ask: past a few, a prompt flood, not a dialogue.
 const MAX_QUESTIONS_PER_CALL: u64 = 1000;
 
+/// The longest a task may be allowed to run, in seconds: a week.
+const MAX_TASK_TIMEOUT_S: u64 = 7 * 24 * 3600;
+
 /// Calls one reused instance serves by default before it is replaced.
 const DEFAULT_REUSE_CALLS: u32 = 1000;
 
@@ -51,6 +54,10 @@ pub(super) fn resolve_limits(l: LimitsSection) -> (Limits, Vec<FieldProblem>) {
     );
     let (concurrent_calls, concurrent_at) =
         field("concurrent_calls", l.concurrent_calls, d.concurrent_calls);
+    let (task_timeout_s, task_timeout_at) =
+        field("task_timeout_s", l.task_timeout_s, d.task_timeout_ms / 1000);
+    let (task_fuel, _) = field("task_fuel", l.task_fuel, d.task_fuel);
+    let (running_tasks, _) = field("running_tasks", l.running_tasks, d.running_tasks);
     let mut limits = Limits {
         fuel_per_call,
         fuel_per_second,
@@ -62,7 +69,21 @@ pub(super) fn resolve_limits(l: LimitsSection) -> (Limits, Vec<FieldProblem>) {
         calls_per_minute_per_client: per_client,
         concurrent_calls,
         questions_per_call: d.questions_per_call,
+        task_timeout_ms: task_timeout_s.saturating_mul(1000),
+        task_fuel,
+        running_tasks,
     };
+    if task_timeout_s > MAX_TASK_TIMEOUT_S {
+        problems.push((
+            "task_timeout_s",
+            task_timeout_at,
+            format!(
+                "is above {MAX_TASK_TIMEOUT_S} (a week): a task that long outlives any client \
+                 waiting for it\nhow to fix: use at most {MAX_TASK_TIMEOUT_S}"
+            ),
+        ));
+        limits.task_timeout_ms = d.task_timeout_ms;
+    }
     if let Some(questions) = l.questions_per_call {
         if *questions.get_ref() > MAX_QUESTIONS_PER_CALL {
             problems.push((

@@ -5,13 +5,14 @@
 //!
 //! One file per concern: `server.rs` (`[server]`, `[telemetry]`), `plugin.rs`
 //! (`[plugins.NAME]`, links), `limits.rs`, `values.rs` (env, config, secrets), `sources.rs`,
-//! `access.rs` (`[auth]`, `[audit]`); `[cluster]` is `super::cluster`.
+//! `access.rs` (`[auth]`, `[audit]`), `tasks.rs` (`[tasks]`); `[cluster]` is `super::cluster`.
 
 mod access;
 mod limits;
 mod plugin;
 mod server;
 mod sources;
+mod tasks;
 mod values;
 
 use std::path::Path;
@@ -122,7 +123,9 @@ impl Config {
                 ..resolved
             })
             .unwrap_or_default();
+        let tasks = tasks::resolve(file.tasks, &mut problems);
         let config = Config {
+            tasks,
             cluster,
             metrics_listen,
             traces,

@@ -206,6 +206,7 @@ pub(super) fn resolve_plugin(
                 confirm: t.confirm,
                 annotations: t.annotations,
                 description: t.description,
+                task: t.task,
             };
             (tool, policy)
         })

@@ -7,6 +7,7 @@ mod completion;
 mod logging;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use super::plugin_events::{self};
 use super::session::asks::SessionClient;
 use super::stateless::input_round::InputRound;
 use super::stateless::meta::RequestMeta;
+use super::tasks::TaskChannel;
 use super::version::ProtocolVersion;
 use crate::config::RootsAccess;
 use crate::runtime::Root;
@@ -34,7 +36,7 @@ use opentelemetry::trace::SpanKind;
 
 /// Every method a client may call in an initialize-based session; anything else is `-32601`,
 /// before or after `initialize`.
-pub(super) const SESSION_METHODS: [&str; 13] = [
+pub(super) const SESSION_METHODS: [&str; 17] = [
     "initialize",
     "ping",
     "tools/list",
@@ -48,6 +50,10 @@ pub(super) const SESSION_METHODS: [&str; 13] = [
     "prompts/get",
     "completion/complete",
     "logging/setLevel",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
 ];
 
 /// The list a list method answers with: answered once the plugins loading at start are ready,
@@ -86,6 +92,7 @@ pub(super) async fn dispatch(
         stateless,
         stats: Arc::default(),
         trace,
+        task: None,
     };
     let result = serve(&req, method).await;
     if let Some(cx) = &req.trace {
@@ -118,6 +125,9 @@ async fn serve(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
         "prompts/get" => prompts::get(req).await,
         "completion/complete" => completion::complete(req).await,
         "logging/setLevel" => logging::set_level(req).await,
+        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update" => {
+            tasks::serve(req, method).await
+        }
         _ => Err(RpcError::method_not_found(method, "this session")),
     }
 }
@@ -219,6 +229,7 @@ pub(super) async fn learn_resource_files(
         stateless: Some(call),
         stats: Arc::default(),
         trace: None,
+        task: None,
     };
     let catalog = session.server().catalog();
     let mut learned: Vec<Arc<str>> = Vec::new();
@@ -259,12 +270,17 @@ pub(super) struct Request<'a> {
     stats: Arc<CallStats>,
     /// Its span, when traces are exported: the parent of its plugin calls' spans.
     trace: Option<opentelemetry::Context>,
+    /// For a tool call running as a task: how it asks the client.
+    task: Option<Arc<TaskChannel>>,
 }
 
 impl Request<'_> {
     /// Whom a plugin call's questions go to: the client at once (initialize-based sessions), or
     /// the input requests of this attempt (2026-07-28).
     fn client_channel(&self) -> Arc<dyn ClientChannel> {
+        if let Some(task) = &self.task {
+            return task.clone();
+        }
         match self.stateless {
             Some(StatelessCall {
                 round: Some(round), ..
@@ -297,6 +313,10 @@ impl Request<'_> {
             .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
             .cloned();
         let (events, rx) = mpsc::unbounded_channel();
+        let rx = match &self.task {
+            Some(task) => tasks::note_progress(self.session.server(), task.live(), rx),
+            None => rx,
+        };
         let forwarder = plugin_events::forward(
             self.session.clone(),
             plugin.clone(),
@@ -315,6 +335,7 @@ impl Request<'_> {
             reuse_key: self.session.reuse_key(),
             grants: Some(self.session.server().grant_questions.clone()),
             stats: self.stats.clone(),
+            task: self.task.is_some(),
         };
         let span = match (&self.session.server().tracing, &self.trace) {
             (Some(tracing), Some(parent)) => Some(tracing.span(

@@ -16,6 +16,7 @@ use crate::runtime::bindings::host::{
 use crate::runtime::{CallError, CallStats, LimitExceeded, log_safe};
 
 use super::*;
+use crate::catalog::CatalogTool;
 
 pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
     let name = string_param(req.params, "name")?;
@@ -66,10 +67,29 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
             "invalid arguments for `{name}`:\n{errors}"
         )));
     }
+    match tasks::mode(req, tool)? {
+        tasks::Mode::Call => run(req, tool, &arguments, &mut audit).await,
+        mode => {
+            // The task's call writes its own line when it ends.
+            audit.skip();
+            tasks::start(req, mode, catalog.clone(), name, arguments.clone()).await
+        }
+    }
+}
+
+/// Runs the call of `tool` with `arguments` (checked against its schema) and answers with its
+/// result; `audit` records how it went.
+pub(super) async fn run(
+    req: &Request<'_>,
+    tool: &CatalogTool,
+    arguments: &Value,
+    audit: &mut AuditEntry<'_>,
+) -> Result<Value, RpcError> {
+    let name = tool.public_name.as_str();
     let result = match &tool.backend {
         Backend::Plugin(plugin) => {
             if tool.confirm
-                && let Err((outcome, why)) = confirm(req, name, &arguments).await
+                && let Err((outcome, why)) = confirm(req, name, arguments).await
             {
                 let outcome = if req.awaiting_input() {
                     "input-required"
@@ -85,7 +105,7 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
             })
             .await
         }
-        Backend::InHost { run, .. } => Ok(run(&arguments)),
+        Backend::InHost { run, .. } => Ok(run(arguments)),
     };
     if req.awaiting_input() {
         // An attempt that asked the client: the client's retry is the call that counts.
@@ -127,6 +147,18 @@ pub(super) async fn call(req: &Request<'_>) -> Result<Value, RpcError> {
             let mut answer = wire::call_error(&e.message);
             say_what_was_denied(&mut answer, &audit.stats);
             Ok(answer)
+        }
+        // A task whose call was stopped (a trap, a limit) fails with a protocol error; a tool
+        // error above completes it.
+        Err(CallError::Limit(plugin, limit)) if req.task.is_some() => {
+            let why = format!("plugin `{plugin}` {limit}");
+            audit.limit = Some(limit.kind());
+            audit.finish("limit", Some(&why));
+            Err(RpcError::new(INTERNAL_ERROR, why))
+        }
+        Err(CallError::Stopped(why)) if req.task.is_some() => {
+            audit.finish("stopped", Some(&why));
+            Err(RpcError::new(INTERNAL_ERROR, why))
         }
         Err(CallError::Limit(plugin, limit)) => {
             let mut why = format!("plugin `{plugin}` {limit}");
@@ -232,7 +264,7 @@ const CONFIRM_KEY: &str = "palisade/confirm";
 
 /// The record of one tool call, written when dropped: its audit line and its metrics. A call
 /// cancelled mid-way is recorded as `cancelled`.
-struct AuditEntry<'a> {
+pub(super) struct AuditEntry<'a> {
     session: &'a Session,
     tool: &'a str,
     arguments: &'a Value,
@@ -244,10 +276,14 @@ struct AuditEntry<'a> {
     limit: Option<&'static str>,
     /// The trace the call is part of, when it is in one.
     trace_id: Option<String>,
+    /// The task the call is the work of, if it is one's.
+    task: Option<String>,
+    /// Nothing is written (the call became a task).
+    skipped: bool,
 }
 
 impl<'a> AuditEntry<'a> {
-    fn new(req: &Request<'a>, tool: &'a str, arguments: &'a Value) -> AuditEntry<'a> {
+    pub(super) fn new(req: &Request<'a>, tool: &'a str, arguments: &'a Value) -> AuditEntry<'a> {
         AuditEntry {
             session: req.session,
             tool,
@@ -264,21 +300,40 @@ impl<'a> AuditEntry<'a> {
                 .audit
                 .as_ref()
                 .and_then(|_| req.trace_id()),
+            task: None,
+            skipped: false,
         }
     }
 
     fn finish(&mut self, outcome: &'static str, detail: Option<&str>) {
         self.outcome = Some((outcome, detail.map(str::to_string)));
     }
+
+    /// Writes nothing: the call became a task, whose own call is recorded when it ends.
+    fn skip(&mut self) {
+        self.skipped = true;
+    }
+
+    /// The entry is for the call of the task `id`.
+    pub(super) fn for_task(&mut self, plugin: &str, id: &str) {
+        self.plugin = Some(plugin.into());
+        self.task = Some(id.into());
+    }
 }
 
 impl Drop for AuditEntry<'_> {
     fn drop(&mut self) {
         let server = &self.session.server();
-        if server.audit.is_none() && server.metrics.is_none() {
+        if self.skipped || (server.audit.is_none() && server.metrics.is_none()) {
             return;
         }
-        let (outcome, detail) = self.outcome.take().unwrap_or(("cancelled", None));
+        let (outcome, mut detail) = self.outcome.take().unwrap_or(("cancelled", None));
+        if let Some(task) = &self.task {
+            detail = Some(match detail {
+                Some(detail) => format!("task {task}: {detail}"),
+                None => format!("task {task}"),
+            });
+        }
         let record = AuditRecord {
             client: self.session.caller(),
             oauth: self.session.identity().oauth.as_deref(),

@@ -82,7 +82,7 @@ impl Session {
     }
 
     /// Sends a request to the client and waits for its answer: the result, or why there is none.
-    async fn ask_client(
+    pub(in crate::mcp) async fn ask_client(
         &self,
         method: &str,
         params: Value,

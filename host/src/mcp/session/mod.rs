@@ -203,6 +203,32 @@ impl Session {
         &self.caller
     }
 
+    /// Who a task this session creates belongs to, and who alone may see it: the OAuth
+    /// subject, else the token, else the session itself (its `Mcp-Session-Id` over HTTP); a
+    /// stateless request without a token is `anonymous`, and its task id is the only key.
+    pub(super) fn task_owner(&self) -> String {
+        let identity = &self.identity;
+        if let Some(oauth) = &identity.oauth {
+            format!("oauth {}", oauth.subject)
+        } else if identity.authenticated {
+            format!("token {}", identity.client)
+        } else if let Some(id) = self.transport_id() {
+            format!("session {id}")
+        } else if let Some(key) = &self.reuse_key {
+            key.to_string()
+        } else {
+            "anonymous".into()
+        }
+    }
+
+    /// The capabilities the client declared in `initialize` (an empty object before).
+    pub(super) fn client_capabilities(&self) -> Value {
+        self.client_capabilities
+            .get()
+            .cloned()
+            .unwrap_or_else(|| json!({}))
+    }
+
     /// The client as `reuse = "per-client"` plugins tell clients apart.
     pub(super) fn reuse_key(&self) -> Option<Arc<str>> {
         self.reuse_key.clone()

@@ -33,7 +33,7 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 const STATELESS_ONLY_METHODS: [&str; 2] = ["server/discover", "subscriptions/listen"];
 
 /// Every method a stateless request may name; anything else is `-32601` before `_meta` is read.
-pub const STATELESS_METHODS: [&str; 10] = [
+pub const STATELESS_METHODS: [&str; 13] = [
     "server/discover",
     "subscriptions/listen",
     "tools/list",
@@ -44,6 +44,9 @@ pub const STATELESS_METHODS: [&str; 10] = [
     "prompts/list",
     "prompts/get",
     "completion/complete",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// Whether the stateless revision has `method`.

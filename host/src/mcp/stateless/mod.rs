@@ -42,7 +42,10 @@ pub(crate) async fn serve(
         | "resources/list"
         | "resources/templates/list"
         | "prompts/list"
-        | "completion/complete" => {
+        | "completion/complete"
+        | "tasks/get"
+        | "tasks/update"
+        | "tasks/cancel" => {
             let call = StatelessCall { meta, round: None };
             handlers::dispatch(session, version, id, method, params, cancelled, Some(&call)).await
         }
