@@ -130,6 +130,7 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         },
     );
     server.shutdown.set_grace(config.shutdown_grace);
+    server.tasks.configure(config.tasks);
     let bus = cluster.as_ref().map(|cluster| {
         let bus = Arc::new(RedisBus::new(cluster.clone()));
         bus.listen(Arc::downgrade(&server));

@@ -97,16 +97,25 @@ pub fn validate_against(version: &str, def_path: &str, instance: &Value) -> Resu
     }
 }
 
-/// The definition a successful result of `method` must satisfy.
-pub(crate) fn result_definition(method: &str) -> &'static str {
+/// The definition the successful `result` of `method` must satisfy (a `tools/call` that
+/// became a task answers with the task, 2025-11-25).
+pub(crate) fn result_definition(method: &str, result: &Value) -> &'static str {
     match method {
         "initialize" => "InitializeResult",
         "ping" => "EmptyResult",
         "tools/list" => "ListToolsResult",
+        "tools/call" if result.get("task").is_some() => "CreateTaskResult",
         "tools/call" => "CallToolResult",
+        "tasks/get" => "GetTaskResult",
+        "tasks/list" => "ListTasksResult",
+        "tasks/cancel" => "CancelTaskResult",
+        "tasks/result" => "GetTaskPayloadResult",
         _ => "Result",
     }
 }
+
+/// Where the tasks extension's schema is, as a `version` of [`validate_against`].
+pub const TASKS_EXTENSION_SCHEMA: &str = "extensions/tasks";
 
 /// `(result response, error response)` definition names of `version`.
 pub(crate) fn response_definitions(version: &str) -> (&'static str, &'static str) {

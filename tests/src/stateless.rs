@@ -133,7 +133,7 @@ pub(crate) fn stateless_error_definition(msg: &Value) -> Option<&'static str> {
 /// `resultType` is one of the two kinds 2026-07-28 defines.
 pub(crate) fn check_result_type(result: &Value) -> Result<(), String> {
     match result.get("resultType").and_then(Value::as_str) {
-        Some("complete" | "input_required") => Ok(()),
+        Some("complete" | "input_required" | "task") => Ok(()),
         other => Err(format!(
             "resultType must be \"complete\" or \"input_required\", got {other:?}"
         )),
@@ -162,6 +162,22 @@ pub fn validate_stateless_response(method: &str, msg: &Value) -> Result<(), Stri
     validate_against(STATELESS_VERSION, "JSONRPCResultResponse", msg)?;
     let result = &msg["result"];
     check_result_type(result)?;
+    if result["resultType"] == "task" {
+        if method != "tools/call" {
+            return Err(format!(
+                "a task made of {method}: only tools/call may become one"
+            ));
+        }
+        return validate_against(TASKS_EXTENSION_SCHEMA, "CreateTaskResult", result);
+    }
+    if let Some(def) = match method {
+        "tasks/get" => Some("GetTaskResult"),
+        "tasks/update" => Some("UpdateTaskResult"),
+        "tasks/cancel" => Some("CancelTaskResult"),
+        _ => None,
+    } {
+        return validate_against(TASKS_EXTENSION_SCHEMA, def, result);
+    }
     if result["resultType"] == "input_required" {
         if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
             return Err(format!("an input_required result for {method}"));

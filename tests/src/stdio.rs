@@ -585,7 +585,7 @@ impl Server {
             let (method, _) = self.pending.remove(&id_key(&obj["id"])).ok_or_else(|| {
                 format!("a result for id {} which no request of ours has (or had already been answered)", obj["id"])
             })?;
-            let def = result_definition(&method);
+            let def = result_definition(&method, &obj["result"]);
             validate_against(&version, def, &obj["result"])
                 .map_err(|e| format!("result of {method}: {e}"))?;
             if method == "initialize"

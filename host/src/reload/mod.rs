@@ -232,6 +232,8 @@ impl Reloader {
         let wanted = match self.options.resolve_pinned().await {
             Ok((config, wanted)) => {
                 self.warn_about_start_only_settings(&config);
+                // Tasks already running keep the TTL and poll interval they were given.
+                self.server.tasks.configure(config.tasks);
                 self.wanted_files = wanted.iter().map(|w| w.config.spec.path.clone()).collect();
                 (self.server.loading).set_configured(
                     wanted

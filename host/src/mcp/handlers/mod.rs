@@ -10,6 +10,10 @@ mod resources;
 mod tasks;
 mod tools;
 
+pub(super) use tasks::{
+    declares_extension as declares_tasks, extension_required as tasks_extension_required,
+};
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 

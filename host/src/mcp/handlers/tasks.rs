@@ -96,7 +96,7 @@ pub(super) fn mode(req: &Request<'_>, tool: &CatalogTool) -> Result<Mode, RpcErr
 }
 
 /// Whether a 2026-07-28 request's capabilities declare the tasks extension.
-fn declares_extension(capabilities: &Value) -> bool {
+pub(in crate::mcp) fn declares_extension(capabilities: &Value) -> bool {
     capabilities
         .get("extensions")
         .and_then(|e| e.get(wire::EXTENSION))
@@ -104,7 +104,7 @@ fn declares_extension(capabilities: &Value) -> bool {
 }
 
 /// `-32021`: the request needs the tasks extension, which it did not declare.
-fn extension_required(why: &str) -> RpcError {
+pub(in crate::mcp) fn extension_required(why: &str) -> RpcError {
     RpcError::new(
         MISSING_CLIENT_CAPABILITY,
         format!(

@@ -97,6 +97,11 @@ async fn listen(
     cancelled: &CancellationToken,
 ) -> Result<Value, RpcError> {
     let filter = Filter::parse(params)?;
+    if filter.tasks.is_some() && !handlers::declares_tasks(&call.meta.capabilities) {
+        return Err(handlers::tasks_extension_required(
+            "notifications.taskIds follows tasks",
+        ));
+    }
     let honored = honor(session, filter).await;
     handlers::learn_resource_files(
         session,
@@ -120,6 +125,17 @@ async fn listen(
             tag(json!({ "notifications": honored.to_json() })),
         ),
     );
+    // Each task followed is watched beside the changes, until the subscription ends.
+    let following = CancellationToken::new();
+    let _stop_following = following.clone().drop_guard();
+    for task in honored.tasks.iter().flatten() {
+        tokio::spawn(follow_task(
+            session.clone(),
+            task.clone(),
+            id.clone(),
+            following.clone(),
+        ));
+    }
     loop {
         let change = tokio::select! {
             change = changes.recv() => change,
@@ -145,7 +161,42 @@ async fn listen(
     }
 }
 
-/// The part of `filter` this server will honor for this client: resource URIs it can read.
+/// Sends `notifications/tasks` on the subscription `listen_id` each time the task `task_id`
+/// changes (and once at once, so a change before the subscription is not missed), until it
+/// ends or `stop`.
+async fn follow_task(
+    session: Arc<Session>,
+    task_id: String,
+    listen_id: Value,
+    stop: CancellationToken,
+) {
+    let owner = session.task_owner();
+    let tasks = &session.server().tasks;
+    let Ok(mut changes) = tasks.watch(&task_id, &owner) else {
+        return;
+    };
+    loop {
+        let Ok(task) = tasks.get(&task_id, &owner) else {
+            return;
+        };
+        let mut params = crate::mcp::tasks::wire::detailed(&task);
+        params["_meta"] = json!({ META_SUBSCRIPTION_ID: listen_id });
+        session.send_related(
+            Some(&listen_id),
+            jsonrpc::notification("notifications/tasks", params),
+        );
+        if task.status.is_terminal() {
+            return;
+        }
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return },
+            () = stop.cancelled() => return,
+        }
+    }
+}
+
+/// The part of `filter` this server will honor for this client: resource URIs it can read,
+/// tasks that are its own.
 async fn honor(session: &Session, mut filter: Filter) -> Filter {
     // A URI of a plugin still loading is known once it is ready.
     let catalog = session
@@ -163,6 +214,10 @@ async fn honor(session: &Session, mut filter: Filter) -> Filter {
             .route(uri)
             .is_some_and(|p| session.scope().allows_plugin(&p.name))
     });
+    if let Some(tasks) = &mut filter.tasks {
+        let owner = session.task_owner();
+        tasks.retain(|id| session.server().tasks.get(id, &owner).is_ok());
+    }
     filter
 }
 
@@ -192,7 +247,12 @@ struct Filter {
     prompts: bool,
     resource_list: bool,
     resources: BTreeSet<String>,
+    /// Tasks to follow (`taskIds`, the tasks extension), when asked for.
+    tasks: Option<Vec<String>>,
 }
+
+/// Tasks one subscription may follow.
+const MAX_FOLLOWED_TASKS: usize = 64;
 
 impl Filter {
     fn parse(params: &Map<String, Value>) -> Result<Filter, RpcError> {
@@ -229,7 +289,25 @@ impl Filter {
                 ));
             }
         };
+        let tasks = match notifications.get("taskIds") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(ids)) if ids.len() <= MAX_FOLLOWED_TASKS => Some(
+                ids.iter()
+                    .map(|id| id.as_str().map(String::from))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| {
+                        RpcError::invalid_params("params.notifications.taskIds must be task ids")
+                    })?,
+            ),
+            Some(_) => {
+                return Err(RpcError::invalid_params(format!(
+                    "params.notifications.taskIds must be a list of at most \
+                     {MAX_FOLLOWED_TASKS} task ids"
+                )));
+            }
+        };
         Ok(Filter {
+            tasks,
             tools: flag("toolsListChanged")?,
             prompts: flag("promptsListChanged")?,
             resource_list: flag("resourcesListChanged")?,
@@ -251,6 +329,9 @@ impl Filter {
         }
         if !self.resources.is_empty() {
             out.insert("resourceSubscriptions".into(), json!(self.resources));
+        }
+        if let Some(tasks) = &self.tasks {
+            out.insert("taskIds".into(), json!(tasks));
         }
         Value::Object(out)
     }
