@@ -78,6 +78,12 @@ pub fn config_file(dir: &Path, body: &str) -> PathBuf {
     path
 }
 
+/// The SHA-256 of `text` in hex, as `[[auth.tokens]] sha256` takes a token.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
 /// The configuration sections of `hello` and of `notes` serving the example notes
 /// (`plugins/notes/example`, read-only at `/notes`): fast plugins with tools, resources, a
 /// template and completion, for tests that need a few of each.

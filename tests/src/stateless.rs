@@ -81,8 +81,9 @@ pub fn stateless_message(id: Value, method: &str, params: Value, capabilities: &
 
 /// The headers a 2026-07-28 client sends with `message`: `MCP-Protocol-Version` (the version its
 /// `_meta` names, else 2026-07-28), `Mcp-Method`, and `Mcp-Name` for `tools/call` and
-/// `prompts/get` (the name) and `resources/read` (the URI), as they are (no Base64). The
-/// `Mcp-Param-*` headers of a tool's marked parameters are the caller's to add.
+/// `prompts/get` (the name), `resources/read` (the URI) and `tasks/*` (the task id), as they
+/// are (no Base64). The `Mcp-Param-*` headers of a tool's marked parameters are the caller's
+/// to add.
 pub fn stateless_headers(message: &Value) -> Vec<(String, String)> {
     let version = message["params"]["_meta"][META_PROTOCOL_VERSION]
         .as_str()
@@ -95,6 +96,7 @@ pub fn stateless_headers(message: &Value) -> Vec<(String, String)> {
     let name = match method {
         "tools/call" | "prompts/get" => message["params"]["name"].as_str(),
         "resources/read" => message["params"]["uri"].as_str(),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => message["params"]["taskId"].as_str(),
         _ => None,
     };
     if let Some(name) = name {

@@ -553,6 +553,10 @@ impl Server {
             }
             let stateless = || {
                 validate_against(STATELESS_VERSION, "JSONRPCNotification", msg)?;
+                // The tasks extension's own notification is in its own schema.
+                if obj.get("method") == Some(&json!("notifications/tasks")) {
+                    return validate_against(TASKS_EXTENSION_SCHEMA, "TaskStatusNotification", msg);
+                }
                 validate_against(STATELESS_VERSION, "ServerNotification", msg)
             };
             if self.stateless_only() {

@@ -579,11 +579,6 @@ const READER_TOKEN: &str = "reader-token-0123456789abcdef";
 const OPS_TOKEN: &str = "ops-token-0123456789abcdef0123";
 const NOWHERE_TOKEN: &str = "nowhere-token-0123456789abcdef";
 
-fn sha256_hex(text: &str) -> String {
-    use sha2::Digest as _;
-    hex::encode(sha2::Sha256::digest(text.as_bytes()))
-}
-
 /// A server with three tokens: `reader` sees hello, `ops` only misbehave_ok, `nowhere` a scope
 /// that matches nothing served. The ops token comes from a file, the reader's as a hash.
 fn http_server_with_tokens(layout: &Layout) -> HttpServer {
