@@ -107,6 +107,74 @@ output_kib = 1
     }
 
     #[test]
+    fn tasks_settings_limits_and_a_tools_task_support_are_read() {
+        let config = parse(
+            r#"[plugins.a]
+path = "a.wasm"
+[plugins.a.tools.crawl]
+task = "optional"
+[plugins.a.limits]
+task_timeout_s = 600
+task_fuel = 5
+running_tasks = 2
+[tasks]
+ttl_s = 120
+poll_interval_ms = 250
+running_per_client = 3
+kept_mib = 8
+"#,
+        )
+        .unwrap();
+        let p = &config.plugins[0];
+        assert_eq!(p.tools["crawl"].task, Some(TaskSupport::Optional));
+        assert_eq!(
+            (p.spec.limits.task_timeout_ms, p.spec.limits.task_fuel),
+            (600_000, 5)
+        );
+        assert_eq!(p.spec.limits.running_tasks, 2);
+        assert_eq!(
+            config.tasks,
+            TaskSettings {
+                ttl: std::time::Duration::from_secs(120),
+                poll_interval: std::time::Duration::from_millis(250),
+                running_per_client: 3,
+                kept_bytes: 8 << 20,
+            }
+        );
+        assert_eq!(parse("").unwrap().tasks, TaskSettings::default());
+    }
+
+    #[test]
+    fn bad_task_settings_are_refused_all_in_one_run() {
+        let err = parse(
+            r#"[plugins.a]
+path = "a.wasm"
+[plugins.a.limits]
+task_timeout_s = 999999999
+[tasks]
+ttl_s = 5
+poll_interval_ms = 0
+"#,
+        )
+        .unwrap_err()
+        .to_string();
+        for needle in [
+            "task_timeout_s",
+            "ttl_s = 5",
+            "poll_interval_ms = 0",
+            "line 6",
+            "line 7",
+        ] {
+            assert!(err.contains(needle), "{needle}: {err}");
+        }
+        let err =
+            parse("[plugins.a]\npath = \"a.wasm\"\n[plugins.a.tools.t]\ntask = \"sometimes\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("unknown variant `sometimes`"), "{err}");
+    }
+
+    #[test]
     fn bad_grants_are_refused_with_the_field() {
         for (section, needle) in [
             ("network = [\"https://a.com/path\"]", "network"),
@@ -401,6 +469,9 @@ DB = { keyring = "palisade/db" }
             ("calls_per_minute_per_client", d.calls_per_minute_per_client),
             ("concurrent_calls", d.concurrent_calls),
             ("questions_per_call", d.questions_per_call),
+            ("task_timeout_s", d.task_timeout_ms / 1000),
+            ("task_fuel", d.task_fuel),
+            ("running_tasks", d.running_tasks),
         ]
     }
 
