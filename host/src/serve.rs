@@ -145,6 +145,12 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
                 .unwrap_or_default()
         };
         metrics.watch(Box::new(plugins), runtime.cache.counts());
+        let weak = Arc::downgrade(&server);
+        metrics.count_tasks(Box::new(move || {
+            weak.upgrade()
+                .map(|server| server.tasks.running_counts())
+                .unwrap_or_default()
+        }));
         transport::metrics_endpoint::serve_metrics(listen, server.clone(), metrics.clone()).await?;
     }
     shutdown::stop_on_signal(server.shutdown.clone());

@@ -334,6 +334,12 @@ fn tasks_over_stateless_http_belong_to_their_token() {
     let dir = tempdir();
     let auth = format!(
         r#"
+[telemetry]
+metrics_listen = "127.0.0.1:0"
+
+[audit]
+path = "audit.jsonl"
+
 [[auth.tokens]]
 name = "alice"
 sha256 = "{}"
@@ -421,5 +427,32 @@ scope = "all"
         )
     });
     let long_id = long["result"]["taskId"].as_str().unwrap().to_string();
+
+    // Operators see them: running and ended tasks in the metrics, each step in the audit log.
+    let stderr = server.stderr();
+    let at = stderr
+        .split("palisade: metrics on http://")
+        .nth(1)
+        .expect("metrics address");
+    let metrics = at.split('/').next().unwrap();
+    let (_, text) = http_get(&format!("http://{metrics}/metrics"), &[]);
+    for line in [
+        r#"palisade_tasks_running{plugin="misbehave",status="working"} 1"#,
+        r#"palisade_tasks_ended_total{plugin="misbehave",status="completed"} 1"#,
+        r#"palisade_tasks_ended_total{plugin="misbehave",status="cancelled"} 1"#,
+    ] {
+        assert!(text.contains(line), "{line} not in\n{text}");
+    }
     alice.stateless_result("tasks/cancel", json!({ "taskId": long_id }), &caps);
+    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
+    let of = |task: &str, outcome: &str| {
+        audit.lines().any(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            line["task"]["id"] == task
+                && line["outcome"] == outcome
+                && line["owner"] == "token alice"
+        })
+    };
+    assert!(of(&id, "task-created") && of(&id, "task-ended"), "{audit}");
+    assert!(of(&spin_id, "task-cancelled"), "{audit}");
 }

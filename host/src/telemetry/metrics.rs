@@ -24,6 +24,8 @@ pub type PluginStates = Box<dyn Fn() -> Vec<(Arc<str>, &'static str)> + Send + S
 
 /// Sessions open by transport, read at a scrape.
 pub type SessionCounts = Box<dyn Fn() -> Vec<(&'static str, u64)> + Send + Sync>;
+/// Tasks running, by plugin and status (`working`, `input_required`), read at a scrape.
+pub type TaskCounts = Box<dyn Fn() -> Vec<(String, &'static str, u64)> + Send + Sync>;
 
 /// Distinct (plugin, tool) pairs given series of their own; later ones share `tool="(other)"`.
 const MAX_TOOL_SERIES: usize = 2000;
@@ -46,6 +48,12 @@ struct ToolLabels {
 struct LimitLabels {
     plugin: String,
     limit: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TaskLabels {
+    plugin: String,
+    status: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -91,6 +99,7 @@ pub struct Metrics {
     fuel: Family<ToolLabels, Counter>,
     limit_hits: Family<LimitLabels, Counter>,
     refusals: Family<ReasonLabels, Counter>,
+    tasks_ended: Family<TaskLabels, Counter>,
     streams_open: Gauge,
     /// The (plugin, tool) pairs that have series.
     tool_series: Mutex<HashSet<(String, String)>>,
@@ -139,6 +148,12 @@ impl Metrics {
             "Requests refused, by reason (unauthenticated, scope, rate, confirm_declined, sessions, origin)",
             refusals.clone(),
         );
+        let tasks_ended = Family::<TaskLabels, Counter>::default();
+        registry.register(
+            "tasks_ended",
+            "Tasks that ended, by plugin and status (completed, failed, cancelled)",
+            tasks_ended.clone(),
+        );
         let streams_open = Gauge::default();
         registry.register(
             "streams_open",
@@ -154,6 +169,7 @@ impl Metrics {
             fuel,
             limit_hits,
             refusals,
+            tasks_ended,
             streams_open,
             tool_series: Mutex::new(HashSet::new()),
             live,
@@ -170,6 +186,21 @@ impl Metrics {
     /// How a scrape counts the sessions open, by transport (the transport says).
     pub fn count_sessions(&self, sessions: SessionCounts) {
         let _ = self.live.sessions.set(sessions);
+    }
+
+    /// How a scrape counts the tasks running.
+    pub fn count_tasks(&self, tasks: TaskCounts) {
+        let _ = self.live.tasks.set(tasks);
+    }
+
+    /// Counts a task of `plugin` that ended `status` (`completed`, `failed`, `cancelled`).
+    pub fn record_task_end(&self, plugin: &str, status: &'static str) {
+        self.tasks_ended
+            .get_or_create(&TaskLabels {
+                plugin: plugin.to_string(),
+                status,
+            })
+            .inc();
     }
 
     /// Counts one finished call (the record the audit log writes): the call, its time and fuel,
@@ -261,6 +292,7 @@ struct LiveState {
     plugins: OnceLock<PluginStates>,
     cache: OnceLock<CacheCounts>,
     sessions: OnceLock<SessionCounts>,
+    tasks: OnceLock<TaskCounts>,
 }
 
 impl std::fmt::Debug for LiveState {
@@ -309,6 +341,18 @@ impl Collector for LiveState {
             )?;
             for (result, count) in [("hit", hits), ("miss", misses)] {
                 ConstCounter::new(count).encode(metric.encode_family(&CacheLabels { result })?)?;
+            }
+        }
+        if let Some(tasks) = self.tasks.get() {
+            let mut metric = encoder.encode_descriptor(
+                "tasks_running",
+                "Tasks not ended yet, by plugin and status (working, input_required)",
+                None,
+                prometheus_client::metrics::MetricType::Gauge,
+            )?;
+            for (plugin, status, count) in tasks() {
+                let labels = TaskLabels { plugin, status };
+                ConstGauge::new(count as i64).encode(metric.encode_family(&labels)?)?;
             }
         }
         if let Some(plugins) = self.plugins.get() {

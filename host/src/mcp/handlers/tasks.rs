@@ -154,6 +154,7 @@ pub(super) async fn start(
         capabilities,
         in_request,
     ));
+    let span = task_span(req, &live, name);
     let detached = Detached {
         session: req.session.clone(),
         id: req.id.clone(),
@@ -167,19 +168,21 @@ pub(super) async fn start(
         name: name.to_string(),
         arguments,
         channel: channel.clone(),
+        trace: span.clone(),
     };
     let ttl = match mode {
         Mode::Task { ttl } => ttl,
         _ => None,
     };
-    let audit = |task: &TaskRecord| {
+    let publish = || {
+        let task = server.tasks.publish(&live, form, name, ttl);
         if let Some(log) = &server.audit {
-            log.record_task(req.session.caller(), task, "task-created", None);
+            log.record_task(req.session.caller(), &task, "task-created", None);
         }
+        task
     };
     if mode != Mode::AsksFirst {
-        let task = server.tasks.publish(&live, form, name, ttl);
-        audit(&task);
+        let task = publish();
         tokio::spawn(detached.run_to_end(live));
         return Ok(created(&task));
     }
@@ -193,16 +196,10 @@ pub(super) async fn start(
     };
     let ended = match ended {
         None if channel.detach() => {
-            let task = server.tasks.publish(&live, form, name, ttl);
-            audit(&task);
+            let task = publish();
             abandon.disarm();
-            let tasks_live = live.clone();
-            let server = server.clone();
-            tokio::spawn(async move {
-                let answer = joined(call.await);
-                server.tasks.finish(&tasks_live, answer);
-                record_end(&server, &tasks_live);
-            });
+            let (server, live, span) = (server.clone(), live.clone(), span.clone());
+            tokio::spawn(async move { end(&server, &live, joined(call.await), span.as_ref()) });
             return Ok(created(&task));
         }
         // A question went to the request: the call ends on its own, failing to get an answer.
@@ -219,11 +216,9 @@ pub(super) async fn start(
         return asked;
     }
     // It ended within the window, asking nothing more: a task that is done already.
-    let task = server.tasks.publish(&live, form, name, ttl);
-    audit(&task);
+    let task = publish();
     abandon.disarm();
-    server.tasks.finish(&live, answer);
-    record_end(server, &live);
+    end(server, &live, answer, span.as_ref());
     Ok(created(
         &server.tasks.get(&task.id, &task.owner).unwrap_or(task),
     ))
@@ -249,12 +244,52 @@ fn joined(
     })
 }
 
-/// Writes the audit line of a task that ended.
-fn record_end(server: &Server, live: &Live) {
-    if let (Some(log), Some(task)) = (&server.audit, server.tasks.peek(&live.id)) {
-        let detail = task.status_message.clone();
-        log.record_task(&task.owner, &task, "task-ended", detail.as_deref());
+/// Records how the task `live`'s call ended (`answer`), and says so: the audit line, the
+/// metrics, the end of its span.
+fn end(
+    server: &Server,
+    live: &Live,
+    answer: Result<Value, RpcError>,
+    span: Option<&opentelemetry::Context>,
+) {
+    // A task cancelled first stays cancelled: its end is counted as that.
+    server.tasks.finish(live, answer);
+    let Some(task) = server.tasks.peek(&live.id) else {
+        return;
+    };
+    if let Some(log) = &server.audit {
+        let detail = task.status_message.as_deref();
+        log.record_task(&task.owner, &task, "task-ended", detail);
     }
+    if let Some(metrics) = &server.metrics {
+        metrics.record_task_end(&task.plugin, task.status.as_str());
+    }
+    if let Some(span) = span {
+        let attributes = vec![opentelemetry::KeyValue::new(
+            "palisade.task.status",
+            task.status.as_str(),
+        )];
+        let error = (task.status == Status::Failed).then(|| {
+            let why = task.status_message.clone().unwrap_or_default();
+            ("task_failed".to_string(), why)
+        });
+        crate::telemetry::traces::end_span(span, attributes, error);
+    }
+}
+
+/// The span of a task's life, from its creation to its end, under the request that created it.
+fn task_span(req: &Request<'_>, live: &Live, name: &str) -> Option<opentelemetry::Context> {
+    let tracing = req.session.server().tracing.as_ref()?;
+    let parent = req.trace.clone().unwrap_or_default();
+    Some(tracing.span(
+        &parent,
+        format!("task {name}"),
+        opentelemetry::trace::SpanKind::Internal,
+        vec![
+            opentelemetry::KeyValue::new("palisade.task.id", live.id.clone()),
+            opentelemetry::KeyValue::new("gen_ai.tool.name", name.to_string()),
+        ],
+    ))
 }
 
 /// What a task's call needs once its request is gone: the request's parts, owned.
@@ -268,6 +303,8 @@ struct Detached {
     name: String,
     arguments: Value,
     channel: Arc<TaskChannel>,
+    /// The task's span, the parent of its plugin call's.
+    trace: Option<opentelemetry::Context>,
 }
 
 impl Detached {
@@ -282,7 +319,7 @@ impl Detached {
             cancelled: live.cancel.clone(),
             stateless: self.stateless.as_ref(),
             stats: Arc::default(),
-            trace: None,
+            trace: self.trace.clone(),
             task: Some(self.channel.clone()),
         };
         let Some(tool) = self.catalog.tool(&self.name) else {
@@ -305,10 +342,9 @@ impl Detached {
 
     /// [`run`](Detached::run), then the task's outcome recorded.
     async fn run_to_end(self, live: Arc<Live>) {
-        let server = self.session.server().clone();
+        let (server, span) = (self.session.server().clone(), self.trace.clone());
         let answer = tokio::spawn(self.run()).await;
-        server.tasks.finish(&live, joined(answer));
-        record_end(&server, &live);
+        end(&server, &live, joined(answer), span.as_ref());
     }
 }
 

@@ -252,6 +252,22 @@ impl Tasks {
         self.store.running()
     }
 
+    /// Tasks running, by plugin and status, for the metrics.
+    pub fn running_counts(&self) -> Vec<(String, &'static str, u64)> {
+        let mut counts: Vec<(String, &'static str, u64)> = Vec::new();
+        for task in self.running() {
+            let status = task.status.as_str();
+            match counts
+                .iter_mut()
+                .find(|(plugin, s, _)| *plugin == task.plugin && *s == status)
+            {
+                Some((_, _, n)) => *n += 1,
+                None => counts.push((task.plugin, status, 1)),
+            }
+        }
+        counts
+    }
+
     /// Cancels the task `id` of `owner`: it ends `cancelled` at once and its call stops.
     /// The task as it was before; a task already ended is left as it was.
     pub(crate) fn cancel(&self, id: &str, owner: &str) -> Result<TaskRecord, RpcError> {
