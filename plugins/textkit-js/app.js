@@ -54,10 +54,15 @@ plugin.tool(
     description: 'Count the prime numbers below a bound, slowly (by trial division)',
     input: { below: { type: 'integer', description: 'The bound (exclusive)' } },
     readOnly: true,
+    // A large bound takes minutes: for a client that can run tasks, the call runs as one, and
+    // its progress shows in the task's status.
+    taskSupport: 'optional',
   },
   ({ below }) => {
     let count = 0;
+    const step = Math.max(Math.floor(below / 10), 1);
     for (let n = 2; n < below; n++) {
+      if (n % step === 0) host.reportProgress(n, below, `${count} primes below ${n}`);
       let prime = true;
       for (let d = 2; d * d <= n; d++) {
         if (n % d === 0) {

@@ -53,15 +53,21 @@ def word_count(path: str) -> Counts:
     return {"lines": len(text.splitlines()), "words": len(text.split()), "characters": len(text)}
 
 
-@palisade.tool(read_only=True)
+@palisade.tool(read_only=True, task_support="optional")
 def count_primes(below: int) -> int:
     """Count the prime numbers below a number, slowly (naive trial division)
+
+    A large number takes minutes: for a client that can run tasks, the call runs as one (under
+    the plugin's task limits), and its progress shows in the task's status.
 
     Args:
         below: Count the primes smaller than this.
     """
     count = 0
+    step = max(below // 10, 1)
     for n in range(2, below):
+        if n % step == 0:
+            host.report_progress(n, below, f"{count} primes below {n}")
         d = 2
         while d * d <= n:
             if n % d == 0:

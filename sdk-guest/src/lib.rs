@@ -149,7 +149,7 @@ pub use resource::{IntoResourceContents, Resource, ResourceInfo, ResourceTemplat
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use secret::{MissingSecret, config, secret};
 pub use template::percent_encode;
-pub use tool::{NoArgs, Tool};
+pub use tool::{NoArgs, TaskSupport, Tool};
 
 /// The WIT types shared by every part of the contract: content blocks, resource contents,
 /// annotations, icons, roles, errors.
@@ -167,7 +167,7 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
-/// The raw bindings generated from the WIT contract (`palisade:plugin@0.1.0`, world `plugin`).
+/// The raw bindings generated from the WIT contract (`palisade:plugin@0.2.0`, world `plugin`).
 ///
 /// Use them for what the SDK does not wrap; everything here follows the WIT documentation.
 #[allow(missing_docs, clippy::all)]

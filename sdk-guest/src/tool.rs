@@ -11,6 +11,7 @@ use crate::bindings::exports::palisade::plugin::tools as wit;
 use crate::result::{IntoToolResult, ToolResult};
 use crate::schema::{self, HeaderMark};
 use crate::types::Icon;
+pub use wit::TaskSupport;
 
 /// The argument type of a tool that takes no arguments (its schema is an empty object).
 ///
@@ -47,6 +48,7 @@ pub struct Tool {
     title: Option<String>,
     description: Option<String>,
     annotations: Option<wit::ToolAnnotations>,
+    task_support: TaskSupport,
     icons: Vec<Icon>,
     meta: Option<Value>,
     // Schemas are built only when the host lists the tools, not on every call.
@@ -72,6 +74,7 @@ impl Tool {
             title: None,
             description: None,
             annotations: None,
+            task_support: TaskSupport::Forbidden,
             icons: Vec::new(),
             meta: None,
             input_schema: schema::input_schema::<A>,
@@ -178,6 +181,21 @@ impl Tool {
         self.hint(|a| a.open_world_hint = Some(hint))
     }
 
+    /// Says whether a call may run as a task: detached from its request, polled by the client,
+    /// under the plugin's task limits rather than its per-call ones. `Optional` suits a tool
+    /// that may take minutes (a crawl, a build, a conversion): it becomes a task whenever the
+    /// client can run one. The server's configuration may say otherwise.
+    ///
+    /// ```
+    /// use palisade_sdk::{NoArgs, TaskSupport, Tool};
+    ///
+    /// let tool = Tool::new("crawl", |_: NoArgs| "done").task_support(TaskSupport::Optional);
+    /// ```
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
     /// Adds an icon for clients to show.
     pub fn icon(mut self, icon: Icon) -> Self {
         self.icons.push(icon);
@@ -205,6 +223,7 @@ impl Tool {
             input_schema: self.input_schema().to_string(),
             output_schema: (self.output_schema)().map(|s| s.to_string()),
             annotations: self.annotations.clone(),
+            task_support: self.task_support,
             icons: self.icons.clone(),
             meta: self.meta.as_ref().map(Value::to_string),
         }

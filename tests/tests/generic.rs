@@ -428,7 +428,7 @@ fn a_plugin_of_another_contract_version_is_refused_naming_both_versions() {
     let other = wat_component(dir.path(), "contract-other-version");
     assert_plugin_refused(
         &["--no-watch", "--plugin", &path_str(&other)],
-        "it exports `palisade:plugin/tools@0.2.0`, but this server serves palisade:plugin@0.1.0", // another version on purpose
+        "it exports `palisade:plugin/tools@0.1.0`, but this server serves palisade:plugin@0.2.0", // another version on purpose
     );
 }
 

@@ -78,6 +78,16 @@ fn lists_what_it_declares(plugin: &str) {
         count["inputSchema"]["properties"]["below"]["type"], "integer",
         "{count}"
     );
+    // The plugin says it may run as a task; a client asking for one gets one.
+    assert_eq!(count["execution"]["taskSupport"], "optional", "{count}");
+    assert!(greet.get("execution").is_none(), "{greet}");
+    let created = s.result(
+        "tools/call",
+        json!({ "name": format!("{plugin}_count_primes"), "arguments": { "below": 100 }, "task": {} }),
+    );
+    let id = created["task"]["taskId"].clone();
+    let result = s.result("tasks/result", json!({ "taskId": id }));
+    assert_eq!(tool_text(&result), "25", "{result}");
     let word_count = tool("word_count");
     let output = &word_count["outputSchema"];
     assert_eq!(output["type"], "object", "{word_count}");

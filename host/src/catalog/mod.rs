@@ -16,6 +16,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use serde_json::Value;
 
+use crate::config::TaskSupport;
 use crate::config::{AnnotationOverrides, PluginConfig, Scope};
 use crate::runtime::bindings::completion::CompletionRef;
 use crate::runtime::bindings::tools as wit_tools;
@@ -328,7 +329,10 @@ fn plugin_tools(
         let entry = match tools::catalog_tool(Backend::Plugin(plugin.clone()), tool, &public_name) {
             Ok(mut entry) => {
                 entry.confirm = policy.is_some_and(|p| p.confirm);
-                entry.task = policy.and_then(|p| p.task).unwrap_or_default();
+                // The operator's word over the plugin's.
+                entry.task = policy
+                    .and_then(|p| p.task)
+                    .unwrap_or(TaskSupport::declared(entry.tool.task_support));
                 entry
             }
             Err(why) => {

@@ -156,6 +156,16 @@ pub enum TaskSupport {
 }
 
 impl TaskSupport {
+    /// What a plugin declared for one of its tools.
+    pub fn declared(wit: crate::runtime::bindings::tools::TaskSupport) -> TaskSupport {
+        use crate::runtime::bindings::tools::TaskSupport as Wit;
+        match wit {
+            Wit::Forbidden => TaskSupport::Forbidden,
+            Wit::Optional => TaskSupport::Optional,
+            Wit::Required => TaskSupport::Required,
+        }
+    }
+
     /// The value of `execution.taskSupport`.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -44,7 +44,9 @@ import { toCompleter, runCompleter } from './completion.js';
 /** What the WIT contract allows in a tool name. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-const TOOL_KEYS = ['name', 'title', 'description', 'input', 'inputSchema', 'output', 'outputSchema', 'readOnly', 'destructive', 'idempotent', 'openWorld', 'icons', 'meta'];
+const TOOL_KEYS = ['name', 'title', 'description', 'input', 'inputSchema', 'output', 'outputSchema', 'readOnly', 'destructive', 'idempotent', 'openWorld', 'taskSupport', 'icons', 'meta'];
+/** What a tool's `taskSupport` may be (MCP `execution.taskSupport`). */
+const TASK_SUPPORT = ['forbidden', 'optional', 'required'];
 const RESOURCE_KEYS = ['uri', 'name', 'title', 'description', 'mimeType', 'size', 'annotations', 'icons', 'meta', 'file'];
 const TEMPLATE_KEYS = ['uriTemplate', 'name', 'title', 'description', 'mimeType', 'annotations', 'icons', 'meta', 'complete'];
 const PROMPT_KEYS = ['name', 'title', 'description', 'arguments', 'icons', 'meta', 'complete'];
@@ -96,6 +98,9 @@ export class Plugin {
    * - `output` (compact form or Standard Schema) or `outputSchema`: the schema of the
    *   structured content;
    * - hints: `readOnly`, `destructive`, `idempotent`, `openWorld` (booleans);
+   * - `taskSupport`: whether a call may run as a task, detached from its request under the
+   *   plugin's task limits: `'forbidden'` (the default), `'optional'` (a task whenever the
+   *   client can run one: for a tool that may take minutes) or `'required'`;
    * - `icons`, `meta`.
    *
    * `handler(args)` gets the arguments (defaults filled in; a Standard Schema's output) and
@@ -118,6 +123,10 @@ export class Plugin {
       throw new DefinitionError(`two tools are named \`${spec.name}\``);
     }
     checkHandler(handler, where);
+    const taskSupport = spec.taskSupport ?? 'forbidden';
+    if (!TASK_SUPPORT.includes(taskSupport)) {
+      throw new DefinitionError(`${where}: taskSupport must be one of ${TASK_SUPPORT.join(', ')}, not ${JSON.stringify(taskSupport)}`);
+    }
     const input = /** @type {SchemaLike | undefined} */ (spec.input);
     const standard = isStandardSchema(input) ? input : undefined;
     if (input !== undefined && spec.inputSchema !== undefined && standard === undefined) {
@@ -171,6 +180,7 @@ export class Plugin {
         inputSchema: JSON.stringify(inputSchema),
         outputSchema: outputSchema === undefined ? undefined : JSON.stringify(outputSchema),
         annotations: hasHints ? { title: undefined, ...hints } : undefined,
+        taskSupport,
         icons: icons(spec.icons),
         meta: json(spec.meta),
       },

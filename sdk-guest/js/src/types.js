@@ -78,6 +78,7 @@ export {};
  * @property {string} inputSchema
  * @property {string | undefined} outputSchema
  * @property {{ title: undefined, readOnlyHint: boolean | undefined, destructiveHint: boolean | undefined, idempotentHint: boolean | undefined, openWorldHint: boolean | undefined } | undefined} annotations
+ * @property {TaskSupport} taskSupport
  * @property {WitIcon[]} icons
  * @property {string | undefined} meta
  */
@@ -392,6 +393,8 @@ export {};
  * @typedef {I extends StandardSchemaV1 ? StandardOutput<I> : I extends Fields ? FieldsValue<I, true> : JsonObject} ToolArgs
  */
 
+/** @typedef {'forbidden' | 'optional' | 'required'} TaskSupport */
+
 /**
  * A tool, for `plugin.tool(spec, handler)`.
  * @template [I=SchemaLike | undefined]
@@ -407,6 +410,7 @@ export {};
  * @property {boolean} [destructive] Hint: it may destroy data.
  * @property {boolean} [idempotent] Hint: calling it twice has no further effect.
  * @property {boolean} [openWorld] Hint: it talks to the outside world.
+ * @property {TaskSupport} [taskSupport] Whether a call may run as a task (default `'forbidden'`).
  * @property {Icon[]} [icons]
  * @property {JsonObject} [meta]
  */

@@ -266,3 +266,12 @@ test('content helpers check their arguments', () => {
   assert.equal(new InvalidParams('x').code, 'invalid-params');
   assert.deepEqual(text('x', { annotations: { audience: ['user'], priority: 1 } }).val.annotations, { audience: ['user'], priority: 1, lastModified: undefined });
 });
+
+test('a tool says whether it may run as a task', async () => {
+  const plugin = new Plugin()
+    .tool({ name: 'quick' }, () => 'done')
+    .tool({ name: 'crawl', taskSupport: 'optional' }, () => 'crawled');
+  const listed = await plugin.exports().tools.listTools();
+  assert.deepEqual(listed.map((t) => [t.name, t.taskSupport]), [['quick', 'forbidden'], ['crawl', 'optional']]);
+  assert.throws(() => new Plugin().tool({ name: 'x', taskSupport: 'sometimes' }, () => ''), /taskSupport must be one of forbidden, optional, required/);
+});

@@ -105,7 +105,7 @@ from ._schema import SchemaError
 from ._template import UriTemplate, percent_encode
 from .secrets import MissingSecret, config, secret
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: Defines a tool of :data:`plugin`: see :meth:`Plugin.tool`.
 tool = plugin.tool

@@ -62,6 +62,10 @@ class _Param:
     required: bool
 
 
+#: What ``task_support`` may be (MCP ``execution.taskSupport``).
+TASK_SUPPORT = ("forbidden", "optional", "required")
+
+
 @dataclass
 class Tool:
     """A tool the plugin offers (MCP `Tool`), as a decorator defined it."""
@@ -76,6 +80,7 @@ class Tool:
     destructive: bool | None = None
     idempotent: bool | None = None
     open_world: bool | None = None
+    task_support: str = "forbidden"
     icons: list[Icon] = field(default_factory=list)
     meta: dict[str, Any] | None = None
     params: list[_Param] = field(default_factory=list, repr=False)
@@ -300,11 +305,16 @@ class Plugin:
         destructive: bool | None = None,
         idempotent: bool | None = None,
         open_world: bool | None = None,
+        task_support: str = "forbidden",
         output_schema: dict[str, Any] | type | None = None,
         icons: Iterable[Icon] = (),
         meta: dict[str, Any] | None = None,
     ) -> Any:
         """Defines a tool: ``@tool`` or ``@tool(name=..., read_only=True, ...)``.
+
+        ``task_support`` says whether a call may run as a task, detached from its request under
+        the plugin's task limits: ``"forbidden"`` (the default), ``"optional"`` (a task whenever
+        the client can run one: for a tool that may take minutes) or ``"required"``.
 
         The parameters' type hints make the input schema; parameters with defaults are
         optional. The description is the docstring's first paragraph unless given; parameter
@@ -316,6 +326,11 @@ class Plugin:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             tool_name = _check_name("tool", fn.__name__ if name is None else name, self.tools)
             where = f"tool `{tool_name}`"
+            if task_support not in TASK_SUPPORT:
+                raise ValueError(
+                    f"{where}: task_support must be one of {', '.join(TASK_SUPPORT)}, "
+                    f"not {task_support!r}"
+                )
             _check_plain_function(fn, where)
             summary, docs = parse_docstring(fn.__doc__)
             hints = _hints(fn, where)
@@ -361,6 +376,7 @@ class Plugin:
                 destructive=destructive,
                 idempotent=idempotent,
                 open_world=open_world,
+                task_support=task_support,
                 icons=list(icons),
                 meta=meta,
                 params=params,

@@ -103,6 +103,7 @@ def tool(value: Any) -> Any:
         dumps(value.input_schema),
         None if value.output_schema is None else dumps(value.output_schema),
         tool_annotations,
+        tools.TaskSupport[value.task_support.upper()],
         [icon(i) for i in value.icons],
         json_text(value.meta),
     )

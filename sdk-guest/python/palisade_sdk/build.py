@@ -87,7 +87,7 @@ def _check_wit(path: Path, source: str) -> Path:
 
 
 def _check_world(wit: Path, world: str) -> str:
-    """The world's full name (``palisade:plugin/plugin@0.1.0``): componentize-py needs it once
+    """The world's full name (``palisade:plugin/plugin@0.2.0``): componentize-py needs it once
     the SDK's own WIT is beside the app's."""
     pattern = re.compile(rf"^\s*world\s+{re.escape(world)}\s*\{{", re.MULTILINE)
     worlds = []

@@ -60,7 +60,7 @@ def test_missing_app(tmp_path):
 
 def test_wit_discovery(tmp_path, monkeypatch):
     wit = tmp_path / "wit"
-    write(wit / "worlds.wit", "package palisade:plugin@0.1.0;\nworld plugin {\n}\nworld tool-provider {\n}\n")
+    write(wit / "worlds.wit", "package palisade:plugin@0.2.0;\nworld plugin {\n}\nworld tool-provider {\n}\n")
     assert build.find_wit(str(wit)) == wit.resolve()
     monkeypatch.setenv("PALISADE_WIT", str(wit))
     assert build.find_wit(None) == wit.resolve()

@@ -53,6 +53,10 @@ def served():
     def crash() -> dict:
         return {"x": 1 // 0}
 
+    @p.tool(task_support="optional")
+    def crawl() -> str:
+        return "crawled"
+
     @p.tool
     def picture() -> list:
         return [palisade.image(b"\x89PNG", "image/png"), palisade.embedded_resource("a://b", b"\x01", "x/y")]
@@ -79,8 +83,10 @@ def served():
 
 
 def test_tools(wit, served, capsys):
-    (listed_greet, _, _) = exports.Tools().list_tools()
+    (listed_greet, _, listed_crawl, _) = exports.Tools().list_tools()
     assert isinstance(listed_greet, wit["tools"].Tool)
+    assert listed_greet.task_support == wit["tools"].TaskSupport.FORBIDDEN
+    assert listed_crawl.task_support == wit["tools"].TaskSupport.OPTIONAL
     assert listed_greet.title == "Greeter" and listed_greet.annotations.read_only_hint is True
     assert json.loads(listed_greet.input_schema)["required"] == ["name"]
     result = exports.Tools().call_tool("greet", '{"name": "Ada"}')

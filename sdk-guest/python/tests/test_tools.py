@@ -188,3 +188,15 @@ def test_duplicate_names_are_refused():
     with pytest.raises(ValueError, match="two tools are named `same`"):
         p.tool(name="same")(f)
     assert len("x" * 64) == 64 and Plugin().tool(name="x" * 64)(f) is f
+
+
+def test_task_support_is_one_of_three():
+    p = Plugin()
+
+    def crawl() -> str:
+        return ""
+
+    with pytest.raises(ValueError, match="task_support must be one of forbidden, optional, required"):
+        p.tool(task_support="sometimes")(crawl)
+    p.tool(task_support="required")(crawl)
+    assert p.tools["crawl"].task_support == "required"

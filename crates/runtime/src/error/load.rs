@@ -97,7 +97,7 @@ pub enum LoadError {
     /// can be made of.
     #[error(
         "plugin `{plugin}`: {} exports no function a tool can be made of, and none of the \
-         interfaces palisade:plugin/tools, resources, prompts or completion @0.1.0 (build it \
+         interfaces palisade:plugin/tools, resources, prompts or completion @0.2.0 (build it \
          against the WIT in wit/){}",
         path.display(),
         skipped.iter().map(|s| format!("\n  `{}` left out: {}", s.path, s.why)).collect::<String>()

@@ -254,6 +254,8 @@ impl GenericFunc {
             input_schema: schema::input(&self.signature, &param_docs).to_string(),
             output_schema: schema::output(&self.signature).map(|s| s.to_string()),
             annotations: None,
+            // Nothing in the component says; the configuration may (`task = ...`).
+            task_support: tools::TaskSupport::Forbidden,
             icons: Vec::new(),
             meta: Some(serde_json::json!({"palisade/export": self.path()}).to_string()),
         }

@@ -15,10 +15,10 @@ use crate::output::{OutputSize, within_limit};
 use crate::run::Runner;
 use crate::store::StoreState;
 
-const TOOLS: &str = "palisade:plugin/tools@0.1.0";
-const RESOURCES: &str = "palisade:plugin/resources@0.1.0";
-const PROMPTS: &str = "palisade:plugin/prompts@0.1.0";
-const COMPLETION: &str = "palisade:plugin/completion@0.1.0";
+const TOOLS: &str = "palisade:plugin/tools@0.2.0";
+const RESOURCES: &str = "palisade:plugin/resources@0.2.0";
+const PROMPTS: &str = "palisade:plugin/prompts@0.2.0";
+const COMPLETION: &str = "palisade:plugin/completion@0.2.0";
 
 /// The version of `palisade:plugin` this host serves (its interfaces' own).
 pub(crate) fn contract_version() -> &'static str {

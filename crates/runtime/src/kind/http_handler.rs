@@ -62,6 +62,8 @@ pub fn tool() -> tools::Tool {
         input_schema: schema.to_string(),
         output_schema: Some(output.to_string()),
         annotations: None,
+        // Nothing in the component says; the configuration may (`task = ...`).
+        task_support: tools::TaskSupport::Forbidden,
         icons: Vec::new(),
         meta: Some(json!({"palisade/export": "wasi:http/incoming-handler#handle"}).to_string()),
     }

@@ -302,6 +302,8 @@ fn tool(listed: &Json) -> Result<tools::Tool, String> {
                 idempotent_hint: a.get("idempotent-hint").and_then(Json::as_bool),
                 open_world_hint: a.get("open-world-hint").and_then(Json::as_bool),
             }),
+        // Nothing in the component says; the configuration may (`task = ...`).
+        task_support: tools::TaskSupport::Forbidden,
         icons: icons(&options["icons"]),
         meta: text("meta"),
     })

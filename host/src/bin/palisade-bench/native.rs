@@ -39,6 +39,7 @@ fn native_tool(name: &str, description: &str, input_schema: &str, run: HostFn) -
             input_schema: input_schema.into(),
             output_schema: None,
             annotations: None,
+            task_support: palisade::runtime::bindings::tools::TaskSupport::Forbidden,
             icons: Vec::new(),
             meta: None,
         },

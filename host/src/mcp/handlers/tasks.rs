@@ -134,7 +134,9 @@ pub(super) async fn start(
         crate::catalog::Backend::InHost { .. } => u64::MAX,
     };
     let owner = req.session.task_owner();
-    let live = server.tasks.admit(&owner, &plugin, limit)?;
+    let live = server
+        .tasks
+        .admit(&owner, req.session.caller(), &plugin, limit)?;
     let (form, capabilities, round) = match req.stateless {
         Some(call) => (
             Form::Extension,
@@ -179,6 +181,9 @@ pub(super) async fn start(
         if let Some(log) = &server.audit {
             log.record_task(req.session.caller(), &task, "task-created", None);
         }
+        if form == Form::Core {
+            tokio::spawn(tell_status(Arc::downgrade(req.session), task.clone()));
+        }
         task
     };
     if mode != Mode::AsksFirst {
@@ -187,17 +192,24 @@ pub(super) async fn start(
         return Ok(created(&task));
     }
     // Until the task is published, the call is this request's: if the request goes away,
-    // so does the call.
-    let abandon = live.cancel.clone().drop_guard();
+    // so does the call, and the task gives its place back.
+    let unpublished = Unpublished {
+        server,
+        live: live.clone(),
+        armed: true,
+    };
     let mut call = tokio::spawn(detached.run());
     let ended = tokio::select! {
         ended = &mut call => Some(ended),
         () = tokio::time::sleep(ASKS_FIRST_WINDOW) => None,
+        () = req.cancelled.cancelled() => {
+            return Err(RpcError::new(INTERNAL_ERROR, "the request was cancelled"));
+        }
     };
     let ended = match ended {
         None if channel.detach() => {
             let task = publish();
-            abandon.disarm();
+            unpublished.disarm();
             let (server, live, span) = (server.clone(), live.clone(), span.clone());
             tokio::spawn(async move { end(&server, &live, joined(call.await), span.as_ref()) });
             return Ok(created(&task));
@@ -212,16 +224,70 @@ pub(super) async fn start(
         Err(_) => true,
     };
     if let Some(asked) = round.as_ref().and_then(|round| round.outcome(failed)) {
-        server.tasks.abandon(&live);
         return asked;
     }
     // It ended within the window, asking nothing more: a task that is done already.
     let task = publish();
-    abandon.disarm();
+    unpublished.disarm();
     end(server, &live, answer, span.as_ref());
     Ok(created(
         &server.tasks.get(&task.id, &task.owner).unwrap_or(task),
     ))
+}
+
+/// Sends `notifications/tasks/status` (2025-11-25) to the session that created `task` each time
+/// its status changes, until it ends or the session is gone.
+async fn tell_status(session: std::sync::Weak<Session>, task: TaskRecord) {
+    let Some(mut changes) = session
+        .upgrade()
+        .and_then(|s| s.server().tasks.watch(&task.id, &task.owner).ok())
+    else {
+        return;
+    };
+    let mut told = task.status;
+    while changes.changed().await.is_ok() {
+        let Some(session) = session.upgrade() else {
+            return;
+        };
+        let Ok(now) = session.server().tasks.get(&task.id, &task.owner) else {
+            return;
+        };
+        if now.status != told {
+            told = now.status;
+            session.send(crate::mcp::jsonrpc::notification(
+                "notifications/tasks/status",
+                wire::core_task(&now),
+            ));
+        }
+        if now.status.is_terminal() {
+            return;
+        }
+    }
+}
+
+/// A task admitted but not published: when dropped (its request went away, or its call asked
+/// the client in the request instead), its call stops and it gives its place back. Published,
+/// it is forgotten instead.
+struct Unpublished<'a> {
+    server: &'a Server,
+    live: Arc<Live>,
+    armed: bool,
+}
+
+impl Unpublished<'_> {
+    /// The task was published: it lives on.
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Unpublished<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.live.cancel.cancel();
+            self.server.tasks.abandon(&self.live);
+        }
+    }
 }
 
 /// The `CreateTaskResult` of `task` in its form.
@@ -259,7 +325,7 @@ fn end(
     };
     if let Some(log) = &server.audit {
         let detail = task.status_message.as_deref();
-        log.record_task(&task.owner, &task, "task-ended", detail);
+        log.record_task(&live.caller, &task, "task-ended", detail);
     }
     if let Some(metrics) = &server.metrics {
         metrics.record_task_end(&task.plugin, task.status.as_str());
@@ -411,8 +477,9 @@ pub(super) async fn serve(req: &Request<'_>, method: &str) -> Result<Value, RpcE
                             ));
                         }
                     };
-                    tasks.answer(id, &owner, answers)?;
-                    audit_task(req, id, "task-input");
+                    if tasks.answer(id, &owner, answers)? > 0 {
+                        audit_task(req, id, "task-input");
+                    }
                     Ok(json!({}))
                 }
                 "tasks/cancel" => {
@@ -439,7 +506,9 @@ async fn core(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
     let tasks = &req.session.server().tasks;
     match method {
         "tasks/list" => {
-            let all = tasks.of_owner(&owner);
+            let mut all = tasks.of_owner(&owner);
+            // The extension's tasks are not this revision's.
+            all.retain(|task| task.form == Form::Core);
             let page = req.session.server().page_size;
             let start = match req.params.get("cursor") {
                 None | Some(Value::Null) => 0,
@@ -487,7 +556,6 @@ async fn core(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
 async fn core_result(req: &Request<'_>, id: &str, owner: &str) -> Result<Value, RpcError> {
     let tasks = &req.session.server().tasks;
     let mut changes = tasks.watch(id, owner)?;
-    let mut asked: Vec<String> = Vec::new();
     loop {
         let task = tasks.get(id, owner)?;
         if task.status.is_terminal() {
@@ -495,11 +563,9 @@ async fn core_result(req: &Request<'_>, id: &str, owner: &str) -> Result<Value, 
         }
         if task.status == Status::InputRequired {
             for (key, question) in &task.input_requests {
-                if asked.contains(key) {
-                    continue;
+                if tasks.claim_question(id, key) {
+                    put_question(req, id, key, question);
                 }
-                asked.push(key.clone());
-                put_question(req, id, key, question);
             }
         }
         tokio::select! {
@@ -542,8 +608,14 @@ fn put_question(req: &Request<'_>, id: &str, key: &str, question: &Value) {
             Ok(answer) => {
                 let mut answers = Map::new();
                 answers.insert(key.clone(), answer);
-                if let Err(e) = tasks.answer(&id, &owner, &answers) {
-                    tasks.unanswered(&id, &key, e.message);
+                match tasks.answer(&id, &owner, &answers) {
+                    Ok(_) => {
+                        if let (Some(log), Some(task)) = (&session.server().audit, tasks.peek(&id))
+                        {
+                            log.record_task(session.caller(), &task, "task-input", None);
+                        }
+                    }
+                    Err(e) => tasks.unanswered(&id, &key, e.message),
                 }
             }
             Err(why) => tasks.unanswered(&id, &key, why),

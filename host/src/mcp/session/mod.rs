@@ -204,7 +204,8 @@ impl Session {
     }
 
     /// Who a task this session creates belongs to, and who alone may see it: the OAuth
-    /// subject, else the token, else the session itself (its `Mcp-Session-Id` over HTTP); a
+    /// subject, else the token, else the session itself (a digest of its `Mcp-Session-Id`
+    /// over HTTP); a
     /// stateless request without a token is `anonymous`, and its task id is the only key.
     pub(super) fn task_owner(&self) -> String {
         let identity = &self.identity;
@@ -213,7 +214,11 @@ impl Session {
         } else if identity.authenticated {
             format!("token {}", identity.client)
         } else if let Some(id) = self.transport_id() {
-            format!("session {id}")
+            // The session id is an anonymous client's only credential: it is not written down
+            // (the audit log has owners), only a digest of it.
+            use sha2::Digest as _;
+            let digest = sha2::Sha256::digest(id.as_bytes());
+            format!("session {}", hex::encode(&digest[..12]))
         } else if let Some(key) = &self.reuse_key {
             key.to_string()
         } else {

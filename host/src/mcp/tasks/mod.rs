@@ -61,6 +61,8 @@ pub(crate) struct Live {
     /// Its id.
     pub id: String,
     owner: String,
+    /// Who created it, as the audit log names clients.
+    pub caller: String,
     plugin: String,
     /// Cancelled by `tasks/cancel`: the call is dropped, and the guest stops at its next epoch
     /// tick.
@@ -69,6 +71,9 @@ pub(crate) struct Live {
     waiting: Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>,
     /// Keys of questions asked so far: a key names one question for the task's whole life.
     keys_used: Mutex<Vec<String>>,
+    /// Keys of questions sent to the client as requests (2025-11-25): each is sent once,
+    /// whichever `tasks/result` stream is open.
+    sent: Mutex<Vec<String>>,
 }
 
 /// A task's question as the client sees it: its method and parameters.
@@ -94,6 +99,7 @@ impl Tasks {
     pub(crate) fn admit(
         &self,
         owner: &str,
+        caller: &str,
         plugin: &str,
         plugin_limit: u64,
     ) -> Result<Arc<Live>, RpcError> {
@@ -126,10 +132,12 @@ impl Tasks {
         let task = Arc::new(Live {
             id: new_task_id()?,
             owner: owner.into(),
+            caller: caller.into(),
             plugin: plugin.into(),
             cancel: CancellationToken::new(),
             waiting: Mutex::default(),
             keys_used: Mutex::default(),
+            sent: Mutex::default(),
         });
         live.insert(task.id.clone(), task.clone());
         Ok(task)
@@ -247,7 +255,7 @@ impl Tasks {
         tasks
     }
 
-    /// Every task running, for `palisade status` and the metrics.
+    /// Every task running, oldest first.
     pub fn running(&self) -> Vec<TaskRecord> {
         self.store.running()
     }
@@ -299,7 +307,7 @@ impl Tasks {
         id: &str,
         owner: &str,
         answers: &Map<String, Value>,
-    ) -> Result<(), RpcError> {
+    ) -> Result<usize, RpcError> {
         self.get(id, owner)?;
         let taken = self.store.update(id, |task| {
             let mut taken = Vec::new();
@@ -333,6 +341,7 @@ impl Tasks {
             (!taken.is_empty(), Ok(taken))
         });
         let taken = taken.ok_or_else(|| unknown_task(id))??;
+        let count = taken.len();
         if let Some(live) = self.live.lock().get(id).cloned() {
             let mut waiting = live.waiting.lock();
             for (key, answer) in taken {
@@ -341,7 +350,21 @@ impl Tasks {
                 }
             }
         }
-        Ok(())
+        Ok(count)
+    }
+
+    /// Whether the question `key` of the task `id` is still to be sent to the client as a
+    /// request (2025-11-25); it counts as sent from now on.
+    pub(crate) fn claim_question(&self, id: &str, key: &str) -> bool {
+        let Some(live) = self.live.lock().get(id).cloned() else {
+            return false;
+        };
+        let mut sent = live.sent.lock();
+        if sent.iter().any(|k| k == key) {
+            return false;
+        }
+        sent.push(key.to_string());
+        true
     }
 
     /// The client could not answer the question `key` of the task `id` (it failed, or gave
@@ -351,6 +374,7 @@ impl Tasks {
             let removed = task.input_requests.remove(key).is_some();
             if task.input_requests.is_empty() && task.status == Status::InputRequired {
                 task.status = Status::Working;
+                task.status_message = Some("The call is running.".into());
             }
             (removed, ())
         });
@@ -402,12 +426,26 @@ impl Tasks {
             task.status_message = Some("The call waits for the client's answer.".into());
             (true, ())
         });
+        // Nobody is made to answer: a question waits until the task's TTL is up, then fails.
+        let expires = self
+            .store
+            .get(&live.id)
+            .map_or(0, |t| t.created_ms.saturating_add(t.ttl_ms));
+        let until =
+            tokio::time::Instant::now() + Duration::from_millis(expires.saturating_sub(now_ms()));
         let mut answers = Vec::new();
-        for receiver in receivers {
+        for (question, receiver) in questions.iter().zip(receivers) {
             answers.push(match receiver {
-                Ok(rx) => rx
-                    .await
-                    .unwrap_or_else(|_| Err("the task ended before the client answered".into())),
+                Ok(rx) => match tokio::time::timeout_at(until, rx).await {
+                    Ok(answer) => answer.unwrap_or_else(|_| {
+                        Err("the task ended before the client answered".into())
+                    }),
+                    Err(_) => {
+                        let why = "the client did not answer within the task's TTL".to_string();
+                        self.unanswered(&live.id, &question.key, why.clone());
+                        Err(why)
+                    }
+                },
                 Err(why) => Err(why),
             });
         }

@@ -13,7 +13,7 @@ fn tasks(running_per_client: u64) -> Tasks {
 }
 
 fn started(tasks: &Tasks, owner: &str) -> Arc<Live> {
-    let live = tasks.admit(owner, "p", 8).unwrap();
+    let live = tasks.admit(owner, owner, "p", 8).unwrap();
     tasks.publish(&live, Form::Extension, "t", None);
     live
 }
@@ -55,10 +55,16 @@ fn running_tasks_are_capped_per_client_and_per_plugin() {
     let tasks = tasks(2);
     let _a = started(&tasks, "alice");
     let b = started(&tasks, "alice");
-    assert!(tasks.admit("alice", "p", 8).is_err(), "a third for alice");
-    assert!(tasks.admit("bob", "p", 2).is_err(), "the plugin runs two");
+    assert!(
+        tasks.admit("alice", "alice", "p", 8).is_err(),
+        "a third for alice"
+    );
+    assert!(
+        tasks.admit("bob", "bob", "p", 2).is_err(),
+        "the plugin runs two"
+    );
     tasks.finish(&b, Ok(json!({ "content": [] })));
-    assert!(tasks.admit("alice", "p", 8).is_ok(), "one ended");
+    assert!(tasks.admit("alice", "alice", "p", 8).is_ok(), "one ended");
 }
 
 #[test]
@@ -71,7 +77,7 @@ fn a_tool_error_completes_an_extension_task_and_fails_a_core_one() {
         tasks.get(&extension.id, "o").unwrap().status,
         Status::Completed
     );
-    let core = tasks.admit("o", "p", 8).unwrap();
+    let core = tasks.admit("o", "o", "p", 8).unwrap();
     tasks.publish(&core, Form::Core, "t", None);
     tasks.finish(&core, Ok(error));
     assert_eq!(tasks.get(&core.id, "o").unwrap().status, Status::Failed);
@@ -165,4 +171,16 @@ async fn polls_faster_than_the_interval_are_answered_no_sooner() {
         "{:?}",
         start.elapsed()
     );
+}
+
+#[tokio::test]
+async fn a_question_nobody_answers_fails_when_the_tasks_ttl_is_up() {
+    let tasks = tasks(4);
+    let live = tasks.admit("o", "o", "p", 8).unwrap();
+    tasks.publish(&live, Form::Extension, "t", Some(Duration::from_millis(50)));
+    let answers = tasks.ask(&live, vec![elicitation("name")]).await;
+    assert!(answers[0].as_ref().unwrap_err().contains("TTL"), "{answers:?}");
+    let task = tasks.get(&live.id, "o").unwrap();
+    assert_eq!(task.status, Status::Working);
+    assert!(task.input_requests.is_empty());
 }

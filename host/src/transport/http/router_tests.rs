@@ -37,6 +37,7 @@ fn noop_tool() -> HostTool {
             input_schema: r#"{"type":"object"}"#.into(),
             output_schema: None,
             annotations: None,
+            task_support: crate::runtime::bindings::tools::TaskSupport::Forbidden,
             icons: Vec::new(),
             meta: None,
         },
