@@ -40,8 +40,16 @@ async def main(url: str) -> None:
             print("negotiated", init.protocol_version, "with", init.server_info.name)
             assert init.server_info.name == "palisade", init
 
-            tools = await session.list_tools()
-            names = sorted(t.name for t in tools.tools)
+            # Every page: the server lists 50 tools a page.
+            listed, cursor = [], None
+            while True:
+                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                page = await session.list_tools(params=params)
+                listed += page.tools
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            names = sorted(t.name for t in listed)
             print("tools include", [n for n in names if n in ("hello_greet", "misbehave_progress", "test_sampling")])
             for name in ("hello_greet", "misbehave_progress", "test_sampling"):
                 assert name in names, names

@@ -23,7 +23,7 @@ mod oracle {
     use super::*;
 
     /// Methods an initialize-based session serves (2025-03-26 and later).
-    pub const SESSION_METHODS: [&str; 13] = [
+    pub const SESSION_METHODS: [&str; 17] = [
         "initialize",
         "ping",
         "tools/list",
@@ -37,10 +37,14 @@ mod oracle {
         "prompts/get",
         "completion/complete",
         "logging/setLevel",
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
     ];
 
     /// Methods of the stateless revision (2026-07-28).
-    pub const STATELESS_METHODS: [&str; 10] = [
+    pub const STATELESS_METHODS: [&str; 13] = [
         "server/discover",
         "subscriptions/listen",
         "tools/list",
@@ -51,6 +55,9 @@ mod oracle {
         "prompts/list",
         "prompts/get",
         "completion/complete",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
     ];
 
     pub const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
@@ -143,6 +150,8 @@ mod oracle {
     /// Codes a known session method may answer besides a result: invalid params, resource not
     /// found, and (for a second `initialize`) invalid request.
     pub const SESSION_CODES: &[i64] = &[INVALID_PARAMS, -32002, INVALID_REQUEST];
+    /// Codes a session's `tasks/*` request may get.
+    pub const SESSION_TASK_CODES: &[i64] = &[INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND];
     /// The same for the stateless revision: invalid params, header mismatch, missing client
     /// capability, unsupported version.
     pub const STATELESS_CODES: &[i64] = &[INVALID_PARAMS, -32020, -32021, -32022];
@@ -198,7 +207,13 @@ mod oracle {
         } else {
             (&SESSION_METHODS, SESSION_CODES)
         };
-        if methods.contains(&method) {
+        if methods.contains(&method) && !stateless && method.starts_with("tasks/") {
+            // Tasks exist in 2025-11-25 sessions only: in older ones they are unknown.
+            Expect::Answer {
+                id,
+                codes: SESSION_TASK_CODES,
+            }
+        } else if methods.contains(&method) {
             Expect::Answer { id, codes }
         } else if !stateless || requested == Some("2026-07-28") {
             Expect::Error {
@@ -278,7 +293,7 @@ mod generate {
         "sampling/createMessage",
         "elicitation/create",
         "roots/list",
-        "tasks/get",
+        "tasks/frob",
         "resources",
         "/",
     ];
