@@ -13,6 +13,7 @@ use crate::catalog::{Catalog, HostTool, InHostTools};
 use crate::cluster::bus::RedisBus;
 use crate::cluster::limits::RedisLimits;
 use crate::cluster::sessions::SharedSessions;
+use crate::cluster::tasks::{RedisTasks, keep_leases};
 use crate::cluster::{Cluster, presence};
 use crate::grants::UserGrants;
 use crate::mcp::roots::ServedRoots;
@@ -135,6 +136,10 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         let bus = Arc::new(RedisBus::new(cluster.clone()));
         bus.listen(Arc::downgrade(&server));
         server.join_cluster(bus.clone());
+        server
+            .tasks
+            .share(Arc::new(RedisTasks::new(cluster.clone(), bus.clone())));
+        keep_leases(Arc::downgrade(&server), cluster.settings().task_lease);
         bus
     });
     if let (Some(listen), Some(metrics)) = (config.metrics_listen, &server.metrics) {

@@ -13,11 +13,6 @@ use serde_json::{Value, json};
 
 const TOKEN: &str = "cluster-test-token-7f3a9c2e51d84b06";
 
-fn sha256_hex(text: &str) -> String {
-    use sha2::Digest as _;
-    hex::encode(sha2::Sha256::digest(text.as_bytes()))
-}
-
 /// `<dir>/palisade.toml`: `[cluster]` with `cluster` (the `redis = ...` line and more), the
 /// token `alice`, and misbehave under `limits`.
 fn config(dir: &Path, cluster: &str, limits: &str) -> String {
@@ -344,6 +339,95 @@ fn status_shows_the_replicas_and_redis() {
         status.stdout.contains("redis     does not answer"),
         "{status}"
     );
+}
+
+/// misbehave's `sleep`, `spin` and `ask_twice` may run as tasks, one call at a time (after
+/// `[plugins.misbehave.limits]`).
+const TASK_TOOLS: &str = "concurrent_calls = 1\n\n[plugins.misbehave.tools.sleep]\ntask = \"optional\"\n\n\
+                          [plugins.misbehave.tools.spin]\ntask = \"optional\"\n\n\
+                          [plugins.misbehave.tools.ask_twice]\ntask = \"optional\"\n\n\
+                          [tasks]\npoll_interval_ms = 20\n";
+
+/// Polls `tasks/get` for `id` through `c` until `done` says yes of the task; the task.
+#[track_caller]
+fn task_until(c: &mut HttpClient, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let deadline = Instant::now() + secs(20);
+    loop {
+        let task = c.stateless_result("tasks/get", json!({ "taskId": id }), &caps);
+        if done(&task) {
+            return task;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the task never got there: {task}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A task is one for every replica: created on one, it is read, answered and cancelled on
+/// another (which the runner hears at once); `palisade status` lists it; and when the replica
+/// that runs it dies, the task fails once that replica's lease runs out.
+#[test]
+fn tasks_are_shared_by_the_replicas_and_outlive_a_dead_one_as_failed() {
+    let redis = Redis::start(RedisOptions::default());
+    let dir = tempdir();
+    let cluster = format!("redis = \"{}\"\ntask_lease_s = 2", redis.url());
+    let config = config(dir.path(), &cluster, TASK_TOOLS);
+    let (a, b) = (replica(&config), replica(&config));
+    let (mut on_a, mut on_b) = (client(&a.url), client(&b.url));
+    let caps = json!({ "elicitation": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let start = |c: &mut HttpClient, tool: &str, arguments: Value| -> String {
+        let created = c.stateless_result(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+            &caps,
+        );
+        assert_eq!(created["resultType"], "task", "{created}");
+        created["taskId"].as_str().unwrap().to_string()
+    };
+
+    // Asked on A, answered on B, twice; the result read on B.
+    let id = start(&mut on_a, "misbehave_ask_twice", json!({ "key": "cats" }));
+    let waiting = |key: &'static str| {
+        move |t: &Value| t["status"] == "input_required" && t["inputRequests"].get(key).is_some()
+    };
+    task_until(&mut on_b, &id, waiting("cats"));
+    for (key, decision) in [("cats", "yes"), ("cats~2", "very")] {
+        if key != "cats" {
+            task_until(&mut on_b, &id, waiting("cats~2"));
+        }
+        let answer = json!({ key: { "action": "accept", "content": { "decision": decision } } });
+        on_b.stateless_result(
+            "tasks/update",
+            json!({ "taskId": id, "inputResponses": answer }),
+            &caps,
+        );
+    }
+    let done = task_until(&mut on_b, &id, |t| t["status"] == "completed");
+    assert_eq!(
+        tool_text(&done["result"]),
+        r#"answered: Some(String("yes")), Some(String("very"))"#
+    );
+
+    // Spinning on A, cancelled on B: A stops it, and its one call slot is free again.
+    let id = start(&mut on_a, "misbehave_spin", json!({}));
+    on_b.stateless_result("tasks/cancel", json!({ "taskId": id }), &caps);
+    task_until(&mut on_b, &id, |t| t["status"] == "cancelled");
+    let freed = ok_until(&mut on_a, secs(10), |r| !is_tool_error(r));
+    assert_eq!(tool_text(&freed), "still fine");
+
+    // A task running on A: listed by `palisade status`, failed once A is gone.
+    let id = start(&mut on_a, "misbehave_sleep", json!({ "ms": 600_000 }));
+    let status = run_palisade(&["status", "--config", &config], false, secs(60));
+    assert!(status.stdout.contains("tasks     1 running"), "{status}");
+    assert!(status.stdout.contains(&id), "{status}");
+    let mut a = a;
+    a.process.kill();
+    let failed = task_until(&mut on_b, &id, |t| t["status"] == "failed");
+    let why = failed["error"]["message"].as_str().unwrap();
+    assert!(why.contains("stopped"), "{failed}");
 }
 
 const WATCHED_URI: &str = "test://watched-resource";

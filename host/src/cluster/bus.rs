@@ -28,6 +28,9 @@ struct Envelope {
     change: Option<ClusterEvent>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     session: Option<SessionEvent>,
+    /// A task that changed, or has answers or a cancel waiting, by id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    task: Option<String>,
 }
 
 /// This replica's side of the channel.
@@ -57,6 +60,18 @@ impl RedisBus {
             from: self.cluster.replica.to_string(),
             change: None,
             session: Some(event),
+            task: None,
+        });
+    }
+
+    /// Tells the other replicas that the task `id` changed, or has answers or a cancel
+    /// waiting, in the background.
+    pub fn publish_task(&self, id: &str) {
+        self.send(Envelope {
+            from: self.cluster.replica.to_string(),
+            change: None,
+            session: None,
+            task: Some(id.to_string()),
         });
     }
 
@@ -119,6 +134,10 @@ impl RedisBus {
                         // No receiver: this replica serves no HTTP sessions.
                         let _ = self.sessions.send(session);
                     }
+                    if let Some(task) = envelope.task {
+                        // Off the subscription's loop: taking answers reads Redis.
+                        tokio::spawn(async move { server.tasks.heard(&task).await });
+                    }
                 }
                 Err(e) => tracing::debug!("an event not understood, ignored: {e}"),
             }
@@ -141,6 +160,7 @@ impl ClusterBus for RedisBus {
             from: self.cluster.replica.to_string(),
             change: Some(event),
             session: None,
+            task: None,
         });
     }
 }

@@ -1,7 +1,7 @@
 //! Replicas behind one load balancer, sharing one Redis (`[cluster]`): the connection
 //! (here), the limits every replica counts together (`limits.rs`), the changes plugins report
-//! on one replica heard on every other (`bus.rs`), each replica's presence (`presence.rs`) and
-//! `palisade status` (`status.rs`).
+//! on one replica heard on every other (`bus.rs`), the tasks every replica reads (`tasks.rs`),
+//! each replica's presence (`presence.rs`) and `palisade status` (`status.rs`).
 //!
 //! Redis is reached through one multiplexed connection that reconnects by itself; every
 //! command waits at most `timeout_ms`, so a Redis that is down or slow costs a call that long,
@@ -13,6 +13,7 @@ pub mod presence;
 pub mod sessions;
 /// `palisade status`.
 pub mod status;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
-//! `palisade status`: the cluster as Redis sees it: whether Redis answers and how fast, and
-//! every replica that said it was there within the last seconds.
+//! `palisade status`: the cluster as Redis sees it: whether Redis answers and how fast, every
+//! replica that said it was there within the last seconds, and the tasks running.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -91,25 +91,55 @@ pub async fn report(config_path: &Path) -> anyhow::Result<(String, bool)> {
             })
             .collect();
         let header = ["REPLICA", "VERSION", "SERVING", "UP", "REDIS ROUND TRIP"].map(String::from);
-        let widths: Vec<usize> = (0..5)
-            .map(|i| {
-                std::iter::once(&header)
-                    .chain(&rows)
-                    .map(|row| row[i].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for row in std::iter::once(&header).chain(&rows) {
-            let mut line = String::from(" ");
-            for (cell, width) in row.iter().zip(&widths) {
-                let _ = write!(line, " {cell:<width$} ");
+        table(&mut out, header, &rows);
+    }
+    match super::tasks::running(&cluster).await {
+        Ok(tasks) => {
+            let _ = writeln!(out, "tasks     {} running", tasks.len());
+            if !tasks.is_empty() {
+                let now = crate::mcp::tasks::record::now_ms();
+                let rows: Vec<[String; 5]> = tasks
+                    .iter()
+                    .map(|t| {
+                        [
+                            t.id.clone(),
+                            t.tool.clone(),
+                            t.status.as_str().to_string(),
+                            uptime(now.saturating_sub(t.created_ms) / 1000),
+                            t.runner.clone().unwrap_or_default(),
+                        ]
+                    })
+                    .collect();
+                let header = ["TASK", "TOOL", "STATUS", "RUNNING FOR", "REPLICA"].map(String::from);
+                table(&mut out, header, &rows);
             }
-            let _ = writeln!(out, "{}", line.trim_end());
+        }
+        Err(why) => {
+            let _ = writeln!(out, "tasks     cannot be listed: {why}");
         }
     }
     let healthy = !replicas.is_empty();
     Ok((out, healthy))
+}
+
+/// Writes `rows` under `header`, each column as wide as its widest cell.
+fn table(out: &mut String, header: [String; 5], rows: &[[String; 5]]) {
+    let widths: Vec<usize> = (0..5)
+        .map(|i| {
+            std::iter::once(&header)
+                .chain(rows)
+                .map(|row| row[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::from(" ");
+        for (cell, width) in row.iter().zip(&widths) {
+            let _ = write!(line, " {cell:<width$} ");
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
 }
 
 fn millis(d: Duration) -> String {

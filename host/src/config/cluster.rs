@@ -32,6 +32,9 @@ pub(super) struct ClusterSection {
     pub prefix: Option<String>,
     /// How long a call waits for Redis, in milliseconds (default 1000).
     pub timeout_ms: Option<u64>,
+    /// How long a replica's hold on the tasks it runs lasts, in seconds, renewed every third
+    /// of it (default 15): a task whose replica stopped fails that long after.
+    pub task_lease_s: Option<u64>,
 }
 
 /// What calls meet while Redis cannot answer.
@@ -61,6 +64,9 @@ pub struct ClusterSettings {
     pub prefix: String,
     /// The longest wait for Redis on a call.
     pub timeout: Duration,
+    /// How long a replica's hold on the tasks it runs lasts unless renewed: past it, another
+    /// replica takes a task not ended for failed (its replica stopped).
+    pub task_lease: Duration,
 }
 
 impl std::fmt::Debug for ClusterSettings {
@@ -72,6 +78,7 @@ impl std::fmt::Debug for ClusterSettings {
             .field("fail", &self.fail)
             .field("prefix", &self.prefix)
             .field("timeout", &self.timeout)
+            .field("task_lease", &self.task_lease)
             .finish()
     }
 }
@@ -82,6 +89,9 @@ impl ClusterSettings {
         self.url.scheme() == "rediss"
     }
 }
+
+/// How long a replica's hold on its tasks lasts unless `task_lease_s` says.
+const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(15);
 
 /// Checks `[cluster]`; `base` is the configuration file's directory. `None`: no cluster.
 pub(super) fn resolve_cluster(
@@ -95,7 +105,8 @@ pub(super) fn resolve_cluster(
             || section.ca_file.is_some()
             || section.fail.is_some()
             || section.prefix.is_some()
-            || section.timeout_ms.is_some();
+            || section.timeout_ms.is_some()
+            || section.task_lease_s.is_some();
         return match set {
             true => Err(
                 "redis is missing\nhow to fix: redis = \"redis://HOST:6379/0\" (or \
@@ -187,6 +198,15 @@ pub(super) fn resolve_cluster(
             ));
         }
     };
+    let task_lease = match section.task_lease_s {
+        None => DEFAULT_TASK_LEASE,
+        Some(s) if (2..=300).contains(&s) => Duration::from_secs(s),
+        Some(s) => {
+            return Err(format!(
+                "task_lease_s = {s} is out of range\nhow to fix: use 2 to 300 seconds"
+            ));
+        }
+    };
     Ok(Some(ClusterSettings {
         url,
         password,
@@ -194,6 +214,7 @@ pub(super) fn resolve_cluster(
         fail: section.fail.unwrap_or_default(),
         prefix,
         timeout,
+        task_lease,
     }))
 }
 

@@ -27,6 +27,9 @@ use crate::mcp::version::ProtocolVersion;
 use crate::mcp::{Server, Session};
 use crate::runtime::PluginEvent;
 
+/// How long a 2025-11-25 `tasks/cancel` waits for another replica to cancel the task it runs.
+const CANCEL_WAIT: Duration = Duration::from_secs(2);
+
 /// How long a task-required call may run in its request, asking the client, before its task
 /// is created.
 pub(super) const ASKS_FIRST_WINDOW: Duration = Duration::from_millis(250);
@@ -176,18 +179,18 @@ pub(super) async fn start(
         Mode::Task { ttl } => ttl,
         _ => None,
     };
-    let publish = || {
-        let task = server.tasks.publish(&live, form, name, ttl);
+    let publish = async || {
+        let task = server.tasks.publish(&live, form, name, ttl).await?;
         if let Some(log) = &server.audit {
             log.record_task(req.session.caller(), &task, "task-created", None);
         }
         if form == Form::Core {
             tokio::spawn(tell_status(Arc::downgrade(req.session), task.clone()));
         }
-        task
+        Ok::<_, RpcError>(task)
     };
     if mode != Mode::AsksFirst {
-        let task = publish();
+        let task = publish().await?;
         tokio::spawn(detached.run_to_end(live));
         return Ok(created(&task));
     }
@@ -208,10 +211,12 @@ pub(super) async fn start(
     };
     let ended = match ended {
         None if channel.detach() => {
-            let task = publish();
+            let task = publish().await?;
             unpublished.disarm();
             let (server, live, span) = (server.clone(), live.clone(), span.clone());
-            tokio::spawn(async move { end(&server, &live, joined(call.await), span.as_ref()) });
+            tokio::spawn(async move {
+                end(&server, &live, joined(call.await), span.as_ref()).await;
+            });
             return Ok(created(&task));
         }
         // A question went to the request: the call ends on its own, failing to get an answer.
@@ -227,21 +232,25 @@ pub(super) async fn start(
         return asked;
     }
     // It ended within the window, asking nothing more: a task that is done already.
-    let task = publish();
+    let task = publish().await?;
     unpublished.disarm();
-    end(server, &live, answer, span.as_ref());
+    end(server, &live, answer, span.as_ref()).await;
     Ok(created(
-        &server.tasks.get(&task.id, &task.owner).unwrap_or(task),
+        &server
+            .tasks
+            .get(&task.id, &task.owner)
+            .await
+            .unwrap_or(task),
     ))
 }
 
 /// Sends `notifications/tasks/status` (2025-11-25) to the session that created `task` each time
 /// its status changes, until it ends or the session is gone.
 async fn tell_status(session: std::sync::Weak<Session>, task: TaskRecord) {
-    let Some(mut changes) = session
-        .upgrade()
-        .and_then(|s| s.server().tasks.watch(&task.id, &task.owner).ok())
-    else {
+    let Some(server) = session.upgrade().map(|s| s.server().clone()) else {
+        return;
+    };
+    let Ok(mut changes) = server.tasks.watch(&task.id, &task.owner).await else {
         return;
     };
     let mut told = task.status;
@@ -249,7 +258,7 @@ async fn tell_status(session: std::sync::Weak<Session>, task: TaskRecord) {
         let Some(session) = session.upgrade() else {
             return;
         };
-        let Ok(now) = session.server().tasks.get(&task.id, &task.owner) else {
+        let Ok(now) = server.tasks.get(&task.id, &task.owner).await else {
             return;
         };
         if now.status != told {
@@ -312,7 +321,7 @@ fn joined(
 
 /// Records how the task `live`'s call ended (`answer`), and says so: the audit line, the
 /// metrics, the end of its span.
-fn end(
+async fn end(
     server: &Server,
     live: &Live,
     answer: Result<Value, RpcError>,
@@ -320,7 +329,7 @@ fn end(
 ) {
     // A task cancelled first stays cancelled: its end is counted as that.
     server.tasks.finish(live, answer);
-    let Some(task) = server.tasks.peek(&live.id) else {
+    let Some(task) = server.tasks.peek(&live.id).await else {
         return;
     };
     if let Some(log) = &server.audit {
@@ -410,7 +419,7 @@ impl Detached {
     async fn run_to_end(self, live: Arc<Live>) {
         let (server, span) = (self.session.server().clone(), self.trace.clone());
         let answer = tokio::spawn(self.run()).await;
-        end(&server, &live, joined(answer), span.as_ref());
+        end(&server, &live, joined(answer), span.as_ref()).await;
     }
 }
 
@@ -477,15 +486,15 @@ pub(super) async fn serve(req: &Request<'_>, method: &str) -> Result<Value, RpcE
                             ));
                         }
                     };
-                    if tasks.answer(id, &owner, answers)? > 0 {
-                        audit_task(req, id, "task-input");
+                    if tasks.answer(id, &owner, answers).await? > 0 {
+                        audit_task(req, id, "task-input").await;
                     }
                     Ok(json!({}))
                 }
                 "tasks/cancel" => {
-                    let before = tasks.cancel(id, &owner)?;
+                    let before = tasks.cancel(id, &owner).await?;
                     if !before.status.is_terminal() {
-                        audit_task(req, id, "task-cancelled");
+                        audit_task(req, id, "task-cancelled").await;
                     }
                     Ok(json!({}))
                 }
@@ -506,7 +515,7 @@ async fn core(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
     let tasks = &req.session.server().tasks;
     match method {
         "tasks/list" => {
-            let mut all = tasks.of_owner(&owner);
+            let mut all = tasks.of_owner(&owner).await?;
             // The extension's tasks are not this revision's.
             all.retain(|task| task.form == Form::Core);
             let page = req.session.server().page_size;
@@ -535,16 +544,24 @@ async fn core(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
         )),
         "tasks/cancel" => {
             let id = task_id(req.params)?;
-            let before = tasks.get(id, &owner)?;
+            let before = tasks.get(id, &owner).await?;
             if before.status.is_terminal() {
                 return Err(RpcError::invalid_params(format!(
                     "cannot cancel task {id}: it is already {}",
                     before.status.as_str()
                 )));
             }
-            tasks.cancel(id, &owner)?;
-            audit_task(req, id, "task-cancelled");
-            Ok(wire::core_task(&tasks.get(id, &owner)?))
+            tasks.cancel(id, &owner).await?;
+            audit_task(req, id, "task-cancelled").await;
+            // Another replica may run it: the answer waits (a little) until it is cancelled.
+            let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
+            loop {
+                let task = tasks.get(id, &owner).await?;
+                if task.status.is_terminal() || tokio::time::Instant::now() >= deadline {
+                    return Ok(wire::core_task(&task));
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
         }
         "tasks/result" => core_result(req, task_id(req.params)?, &owner).await,
         _ => Err(RpcError::method_not_found(method, "protocol 2025-11-25")),
@@ -555,9 +572,9 @@ async fn core(req: &Request<'_>, method: &str) -> Result<Value, RpcError> {
 /// on this request's stream meanwhile, then answers with what the call answered.
 async fn core_result(req: &Request<'_>, id: &str, owner: &str) -> Result<Value, RpcError> {
     let tasks = &req.session.server().tasks;
-    let mut changes = tasks.watch(id, owner)?;
+    let mut changes = tasks.watch(id, owner).await?;
     loop {
-        let task = tasks.get(id, owner)?;
+        let task = tasks.get(id, owner).await?;
         if task.status.is_terminal() {
             return wire::core_result(&task);
         }
@@ -608,9 +625,10 @@ fn put_question(req: &Request<'_>, id: &str, key: &str, question: &Value) {
             Ok(answer) => {
                 let mut answers = Map::new();
                 answers.insert(key.clone(), answer);
-                match tasks.answer(&id, &owner, &answers) {
+                match tasks.answer(&id, &owner, &answers).await {
                     Ok(_) => {
-                        if let (Some(log), Some(task)) = (&session.server().audit, tasks.peek(&id))
+                        if let (Some(log), Some(task)) =
+                            (&session.server().audit, tasks.peek(&id).await)
                         {
                             log.record_task(session.caller(), &task, "task-input", None);
                         }
@@ -632,9 +650,12 @@ fn task_id(params: &Map<String, Value>) -> Result<&str, RpcError> {
 }
 
 /// Writes an audit line about the task `id` (answered, cancelled), when the audit log is on.
-fn audit_task(req: &Request<'_>, id: &str, event: &'static str) {
+async fn audit_task(req: &Request<'_>, id: &str, event: &'static str) {
     let server = req.session.server();
-    if let (Some(log), Some(task)) = (&server.audit, server.tasks.peek(id)) {
+    let Some(log) = &server.audit else {
+        return;
+    };
+    if let Some(task) = server.tasks.peek(id).await {
         log.record_task(req.session.caller(), &task, event, None);
     }
 }

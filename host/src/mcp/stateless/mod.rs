@@ -172,11 +172,11 @@ async fn follow_task(
 ) {
     let owner = session.task_owner();
     let tasks = &session.server().tasks;
-    let Ok(mut changes) = tasks.watch(&task_id, &owner) else {
+    let Ok(mut changes) = tasks.watch(&task_id, &owner).await else {
         return;
     };
     loop {
-        let Ok(task) = tasks.get(&task_id, &owner) else {
+        let Ok(task) = tasks.get(&task_id, &owner).await else {
             return;
         };
         let mut params = crate::mcp::tasks::wire::detailed(&task);
@@ -216,7 +216,13 @@ async fn honor(session: &Session, mut filter: Filter) -> Filter {
     });
     if let Some(tasks) = &mut filter.tasks {
         let owner = session.task_owner();
-        tasks.retain(|id| session.server().tasks.get(id, &owner).is_ok());
+        let mut honored = Vec::new();
+        for id in tasks.drain(..) {
+            if session.server().tasks.get(&id, &owner).await.is_ok() {
+                honored.push(id);
+            }
+        }
+        *tasks = honored;
     }
     filter
 }

@@ -116,6 +116,16 @@ pub struct TaskRecord {
     pub input_requests: Map<String, Value>,
     /// How it ended, once it has.
     pub outcome: Option<Outcome>,
+    /// The replica running it, with `[cluster]`.
+    #[serde(default)]
+    pub runner: Option<String>,
+    /// Until when the runner's hold on it lasts (milliseconds since the epoch): past it, a task
+    /// not ended is taken for failed, its replica gone.
+    #[serde(default)]
+    pub lease_until_ms: u64,
+    /// Counts its changes: a shared store keeps only the newest version.
+    #[serde(default)]
+    pub version: u64,
 }
 
 /// Milliseconds since the Unix epoch, now.

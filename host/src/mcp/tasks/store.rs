@@ -1,12 +1,10 @@
-//! The task store of a lone server: records in memory, each with a way to wait for its next
-//! change. Finished tasks go when their TTL passes, or, oldest first, when the results kept
-//! pass their byte bound; running ones stay until they end.
+//! The tasks this process knows, in memory: all of them on a lone server; with `[cluster]`,
+//! those it runs or ran (the shared store has every replica's). Finished tasks go when their
+//! TTL passes, or, oldest first, when the results kept pass their byte bound; running ones stay
+//! until they end.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
-
-use tokio::sync::watch;
 
 use super::record::{TaskRecord, now_ms};
 
@@ -18,21 +16,18 @@ pub(super) struct MemoryStore {
 
 struct Entry {
     record: TaskRecord,
-    /// Counts the record's changes; waiters watch it.
-    changed: watch::Sender<u64>,
-    /// The earliest the next read may be answered: clients that poll faster wait.
-    next_read: Instant,
 }
 
 impl MemoryStore {
     /// Keeps `record`, a new task.
     pub(super) fn insert(&self, record: TaskRecord) {
-        let entry = Entry {
-            record,
-            changed: watch::Sender::new(0),
-            next_read: Instant::now(),
-        };
+        let entry = Entry { record };
         self.entries.lock().insert(entry.record.id.clone(), entry);
+    }
+
+    /// Forgets the task `id`.
+    pub(super) fn remove(&self, id: &str) {
+        self.entries.lock().remove(id);
     }
 
     /// The task `id`, as it is now.
@@ -40,26 +35,23 @@ impl MemoryStore {
         self.entries.lock().get(id).map(|e| e.record.clone())
     }
 
-    /// Changes the task `id` with `change` (which says whether it changed anything); waiters
-    /// see the change. `None` if there is no such task.
+    /// Changes the task `id` with `change` (which says whether it changed anything): what it
+    /// returned, and the task as changed (a new version) if it changed. `None` if there is no
+    /// such task.
     pub(super) fn update<R>(
         &self,
         id: &str,
         change: impl FnOnce(&mut TaskRecord) -> (bool, R),
-    ) -> Option<R> {
+    ) -> Option<(R, Option<TaskRecord>)> {
         let mut entries = self.entries.lock();
         let entry = entries.get_mut(id)?;
         let (changed, out) = change(&mut entry.record);
-        if changed {
-            entry.record.updated_ms = now_ms();
-            entry.changed.send_modify(|n| *n += 1);
+        if !changed {
+            return Some((out, None));
         }
-        Some(out)
-    }
-
-    /// A receiver that sees every later change of the task `id`.
-    pub(super) fn watch(&self, id: &str) -> Option<watch::Receiver<u64>> {
-        self.entries.lock().get(id).map(|e| e.changed.subscribe())
+        entry.record.updated_ms = now_ms();
+        entry.record.version += 1;
+        Some((out, Some(entry.record.clone())))
     }
 
     /// The tasks of `owner`, oldest first.
@@ -80,17 +72,6 @@ impl MemoryStore {
             .collect();
         tasks.sort_by_key(|t| t.created_ms);
         tasks
-    }
-
-    /// When a read of the task `id` may be answered, polls being no more often than
-    /// `interval`; the read after it waits `interval` more.
-    pub(super) fn next_read(&self, id: &str, interval: Duration) -> Option<Instant> {
-        let mut entries = self.entries.lock();
-        let entry = entries.get_mut(id)?;
-        let now = Instant::now();
-        let at = entry.next_read.max(now);
-        entry.next_read = at + interval;
-        Some(at)
     }
 
     /// Forgets finished tasks past their TTL, then the oldest finished ones while the results
@@ -153,6 +134,9 @@ mod tests {
             outcome: status
                 .is_terminal()
                 .then(|| Outcome::Result(json!({ "text": "x".repeat(1000) }))),
+            runner: None,
+            lease_until_ms: 0,
+            version: 0,
         }
     }
 
@@ -185,26 +169,18 @@ mod tests {
     }
 
     #[test]
-    fn reads_faster_than_the_interval_are_spaced_out() {
+    fn a_change_is_a_new_version() {
         let store = MemoryStore::default();
         store.insert(record("t", Status::Working, now_ms(), 60_000));
-        let interval = Duration::from_millis(500);
-        let first = store.next_read("t", interval).unwrap();
-        let second = store.next_read("t", interval).unwrap();
-        assert!(second >= first + interval);
-        assert!(store.next_read("missing", interval).is_none());
-    }
-
-    #[tokio::test]
-    async fn a_change_wakes_who_watches_the_task() {
-        let store = MemoryStore::default();
-        store.insert(record("t", Status::Working, now_ms(), 60_000));
-        let mut watching = store.watch("t").unwrap();
-        store.update("t", |r| {
-            r.status = Status::Completed;
-            (true, ())
-        });
-        watching.changed().await.unwrap();
-        assert_eq!(store.get("t").unwrap().status, Status::Completed);
+        let (_, changed) = store
+            .update("t", |r| {
+                r.status = Status::Completed;
+                (true, ())
+            })
+            .unwrap();
+        assert_eq!(changed.unwrap().version, 1);
+        let (_, unchanged) = store.update("t", |_| (false, ())).unwrap();
+        assert!(unchanged.is_none());
+        assert!(store.update("missing", |_| (true, ())).is_none());
     }
 }

@@ -12,9 +12,12 @@ fn tasks(running_per_client: u64) -> Tasks {
     tasks
 }
 
-fn started(tasks: &Tasks, owner: &str) -> Arc<Live> {
+async fn started(tasks: &Tasks, owner: &str) -> Arc<Live> {
     let live = tasks.admit(owner, owner, "p", 8).unwrap();
-    tasks.publish(&live, Form::Extension, "t", None);
+    tasks
+        .publish(&live, Form::Extension, "t", None)
+        .await
+        .unwrap();
     live
 }
 
@@ -26,35 +29,40 @@ fn elicitation(key: &str) -> Question {
     }
 }
 
-#[test]
-fn another_owner_sees_exactly_what_an_unknown_id_gets() {
+#[tokio::test]
+async fn another_owner_sees_exactly_what_an_unknown_id_gets() {
     let tasks = tasks(4);
-    let live = started(&tasks, "alice");
+    let live = started(&tasks, "alice").await;
     assert_eq!(
-        tasks.get(&live.id, "alice").unwrap().status,
+        tasks.get(&live.id, "alice").await.unwrap().status,
         Status::Working
     );
-    let theirs = tasks.get(&live.id, "mallory").unwrap_err();
-    let unknown = tasks.get("f00d", "mallory").unwrap_err();
+    let theirs = tasks.get(&live.id, "mallory").await.unwrap_err();
+    let unknown = tasks.get("f00d", "mallory").await.unwrap_err();
     assert_eq!(theirs.code, unknown.code);
     assert_eq!(
         theirs.message.replace(&live.id, "ID"),
         unknown.message.replace("f00d", "ID")
     );
-    assert!(tasks.cancel(&live.id, "mallory").is_err());
-    assert!(tasks.answer(&live.id, "mallory", &Map::new()).is_err());
-    assert!(tasks.of_owner("mallory").is_empty());
+    assert!(tasks.cancel(&live.id, "mallory").await.is_err());
+    assert!(
+        tasks
+            .answer(&live.id, "mallory", &Map::new())
+            .await
+            .is_err()
+    );
+    assert!(tasks.of_owner("mallory").await.unwrap().is_empty());
     assert_eq!(
-        tasks.get(&live.id, "alice").unwrap().status,
+        tasks.get(&live.id, "alice").await.unwrap().status,
         Status::Working
     );
 }
 
-#[test]
-fn running_tasks_are_capped_per_client_and_per_plugin() {
+#[tokio::test]
+async fn running_tasks_are_capped_per_client_and_per_plugin() {
     let tasks = tasks(2);
-    let _a = started(&tasks, "alice");
-    let b = started(&tasks, "alice");
+    let _a = started(&tasks, "alice").await;
+    let b = started(&tasks, "alice").await;
     assert!(
         tasks.admit("alice", "alice", "p", 8).is_err(),
         "a third for alice"
@@ -67,23 +75,26 @@ fn running_tasks_are_capped_per_client_and_per_plugin() {
     assert!(tasks.admit("alice", "alice", "p", 8).is_ok(), "one ended");
 }
 
-#[test]
-fn a_tool_error_completes_an_extension_task_and_fails_a_core_one() {
+#[tokio::test]
+async fn a_tool_error_completes_an_extension_task_and_fails_a_core_one() {
     let tasks = tasks(4);
     let error = json!({ "content": [], "isError": true });
-    let extension = started(&tasks, "o");
+    let extension = started(&tasks, "o").await;
     tasks.finish(&extension, Ok(error.clone()));
     assert_eq!(
-        tasks.get(&extension.id, "o").unwrap().status,
+        tasks.get(&extension.id, "o").await.unwrap().status,
         Status::Completed
     );
     let core = tasks.admit("o", "o", "p", 8).unwrap();
-    tasks.publish(&core, Form::Core, "t", None);
+    tasks.publish(&core, Form::Core, "t", None).await.unwrap();
     tasks.finish(&core, Ok(error));
-    assert_eq!(tasks.get(&core.id, "o").unwrap().status, Status::Failed);
-    let failing = started(&tasks, "o");
+    assert_eq!(
+        tasks.get(&core.id, "o").await.unwrap().status,
+        Status::Failed
+    );
+    let failing = started(&tasks, "o").await;
     tasks.finish(&failing, Err(RpcError::new(-32603, "trap")));
-    let task = tasks.get(&failing.id, "o").unwrap();
+    let task = tasks.get(&failing.id, "o").await.unwrap();
     assert_eq!(task.status, Status::Failed);
     assert_eq!(
         task.outcome,
@@ -91,19 +102,19 @@ fn a_tool_error_completes_an_extension_task_and_fails_a_core_one() {
     );
 }
 
-#[test]
-fn a_cancelled_task_stays_cancelled_and_its_call_is_told() {
+#[tokio::test]
+async fn a_cancelled_task_stays_cancelled_and_its_call_is_told() {
     let tasks = tasks(4);
-    let live = started(&tasks, "o");
-    tasks.cancel(&live.id, "o").unwrap();
+    let live = started(&tasks, "o").await;
+    tasks.cancel(&live.id, "o").await.unwrap();
     assert!(live.cancel.is_cancelled());
     tasks.finish(&live, Ok(json!({ "content": [] })));
-    let task = tasks.get(&live.id, "o").unwrap();
+    let task = tasks.get(&live.id, "o").await.unwrap();
     assert_eq!(task.status, Status::Cancelled);
     assert_eq!(task.outcome, None);
     // Cancelling again changes nothing.
     assert_eq!(
-        tasks.cancel(&live.id, "o").unwrap().status,
+        tasks.cancel(&live.id, "o").await.unwrap().status,
         Status::Cancelled
     );
 }
@@ -111,7 +122,7 @@ fn a_cancelled_task_stays_cancelled_and_its_call_is_told() {
 #[tokio::test]
 async fn questions_wait_in_the_task_and_each_answer_resumes_its_own() {
     let tasks = Arc::new(tasks(4));
-    let live = started(&tasks, "o");
+    let live = started(&tasks, "o").await;
     let asking = {
         let (tasks, live) = (tasks.clone(), live.clone());
         tokio::spawn(async move {
@@ -120,32 +131,38 @@ async fn questions_wait_in_the_task_and_each_answer_resumes_its_own() {
                 .await
         })
     };
-    let mut changes = tasks.watch(&live.id, "o").unwrap();
-    while tasks.get(&live.id, "o").unwrap().input_requests.len() < 2 {
+    let mut changes = tasks.watch(&live.id, "o").await.unwrap();
+    while tasks.get(&live.id, "o").await.unwrap().input_requests.len() < 2 {
         changes.changed().await.unwrap();
     }
-    let task = tasks.get(&live.id, "o").unwrap();
+    let task = tasks.get(&live.id, "o").await.unwrap();
     assert_eq!(task.status, Status::InputRequired);
     // Unknown keys are ignored; a wrong answer to a waiting key is refused whole.
     let answers = json!({ "name": { "action": "accept", "content": { "name": "Ann" } },
                           "stray": { "ignored": true } });
     tasks
         .answer(&live.id, "o", answers.as_object().unwrap())
+        .await
         .unwrap();
-    let task = tasks.get(&live.id, "o").unwrap();
+    let task = tasks.get(&live.id, "o").await.unwrap();
     assert_eq!(task.status, Status::InputRequired);
     assert_eq!(task.input_requests.keys().collect::<Vec<_>>(), ["confirm"]);
     let wrong = json!({ "confirm": { "action": "maybe" } });
     assert!(
         tasks
             .answer(&live.id, "o", wrong.as_object().unwrap())
+            .await
             .is_err()
     );
     let right = json!({ "confirm": { "action": "decline" } });
     tasks
         .answer(&live.id, "o", right.as_object().unwrap())
+        .await
         .unwrap();
-    assert_eq!(tasks.get(&live.id, "o").unwrap().status, Status::Working);
+    assert_eq!(
+        tasks.get(&live.id, "o").await.unwrap().status,
+        Status::Working
+    );
     let answers = asking.await.unwrap();
     assert_eq!(answers[0].as_ref().unwrap()["content"]["name"], "Ann");
     assert_eq!(answers[1].as_ref().unwrap()["action"], "decline");
@@ -161,8 +178,8 @@ async fn polls_faster_than_the_interval_are_answered_no_sooner() {
         poll_interval: Duration::from_millis(200),
         ..TaskSettings::default()
     });
-    let live = started(&tasks, "o");
-    let start = std::time::Instant::now();
+    let live = started(&tasks, "o").await;
+    let start = Instant::now();
     for _ in 0..3 {
         tasks.poll(&live.id, "o").await.unwrap();
     }
@@ -177,10 +194,16 @@ async fn polls_faster_than_the_interval_are_answered_no_sooner() {
 async fn a_question_nobody_answers_fails_when_the_tasks_ttl_is_up() {
     let tasks = tasks(4);
     let live = tasks.admit("o", "o", "p", 8).unwrap();
-    tasks.publish(&live, Form::Extension, "t", Some(Duration::from_millis(50)));
+    tasks
+        .publish(&live, Form::Extension, "t", Some(Duration::from_millis(50)))
+        .await
+        .unwrap();
     let answers = tasks.ask(&live, vec![elicitation("name")]).await;
-    assert!(answers[0].as_ref().unwrap_err().contains("TTL"), "{answers:?}");
-    let task = tasks.get(&live.id, "o").unwrap();
+    assert!(
+        answers[0].as_ref().unwrap_err().contains("TTL"),
+        "{answers:?}"
+    );
+    let task = tasks.get(&live.id, "o").await.unwrap();
     assert_eq!(task.status, Status::Working);
     assert!(task.input_requests.is_empty());
 }

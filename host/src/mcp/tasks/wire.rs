@@ -132,6 +132,9 @@ mod tests {
             poll_interval_ms: 1000,
             input_requests: Map::new(),
             outcome,
+            runner: None,
+            lease_until_ms: 0,
+            version: 0,
         }
     }
 
