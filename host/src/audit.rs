@@ -49,6 +49,26 @@ pub struct AuditRecord<'a> {
     pub duration: Duration,
 }
 
+/// A line about a task (see [`AuditLog::record_task`]).
+pub struct TaskLine<'a> {
+    /// Who made the request.
+    pub client: &'a str,
+    /// Who the task belongs to.
+    pub owner: &'a str,
+    /// The plugin that runs it.
+    pub plugin: &'a str,
+    /// The tool called, by its public name.
+    pub tool: &'a str,
+    /// The task's id.
+    pub id: &'a str,
+    /// Its status now.
+    pub status: &'a str,
+    /// `task-created`, `task-input`, `task-cancelled` or `task-ended`.
+    pub event: &'a str,
+    /// Why it ended, for `task-ended`.
+    pub detail: Option<&'a str>,
+}
+
 /// The audit log: one JSON line per tool call, rotated by size.
 pub struct AuditLog {
     config: AuditConfig,
@@ -176,26 +196,20 @@ impl AuditLog {
     /// Writes what happened to a task: `task-created`, `task-input` (the client answered its
     /// questions), `task-cancelled`, or `task-ended` (with its status). The task's call has
     /// its own line when it ends, like any call.
-    pub fn record_task(
-        &self,
-        client: &str,
-        task: &crate::mcp::tasks::record::TaskRecord,
-        event: &str,
-        detail: Option<&str>,
-    ) {
-        let mut line = json!({
+    pub fn record_task(&self, line: &TaskLine<'_>) {
+        let mut out = json!({
             "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-            "client": client,
-            "owner": task.owner,
-            "plugin": task.plugin,
-            "tool": task.tool,
-            "outcome": event,
-            "task": { "id": task.id, "status": task.status.as_str() },
+            "client": line.client,
+            "owner": line.owner,
+            "plugin": line.plugin,
+            "tool": line.tool,
+            "outcome": line.event,
+            "task": { "id": line.id, "status": line.status },
         });
-        if let (Some(detail), Some(map)) = (detail, line.as_object_mut()) {
+        if let (Some(detail), Some(map)) = (line.detail, out.as_object_mut()) {
             map.insert("detail".into(), detail.into());
         }
-        self.write_line(&line);
+        self.write_line(&out);
     }
 
     /// Writes one line; false (with the reason in the server's log) when it cannot.

@@ -99,7 +99,7 @@ async fn records(cluster: &Cluster, ids: Vec<String>) -> Result<Vec<TaskRecord>,
 }
 
 /// Every task not ended in `cluster`, oldest first (at most [`MAX_LISTED`]).
-pub async fn running(cluster: &Cluster) -> Result<Vec<TaskRecord>, String> {
+pub(crate) async fn running(cluster: &Cluster) -> Result<Vec<TaskRecord>, String> {
     let key = running_key(cluster);
     let ids: Vec<String> = cluster
         .run(async |c| {

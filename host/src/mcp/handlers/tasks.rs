@@ -182,7 +182,12 @@ pub(super) async fn start(
     let publish = async || {
         let task = server.tasks.publish(&live, form, name, ttl).await?;
         if let Some(log) = &server.audit {
-            log.record_task(req.session.caller(), &task, "task-created", None);
+            log.record_task(&task_line(
+                req.session.caller(),
+                &task,
+                "task-created",
+                None,
+            ));
         }
         if form == Form::Core {
             tokio::spawn(tell_status(Arc::downgrade(req.session), task.clone()));
@@ -334,7 +339,7 @@ async fn end(
     };
     if let Some(log) = &server.audit {
         let detail = task.status_message.as_deref();
-        log.record_task(&live.caller, &task, "task-ended", detail);
+        log.record_task(&task_line(&live.caller, &task, "task-ended", detail));
     }
     if let Some(metrics) = &server.metrics {
         metrics.record_task_end(&task.plugin, task.status.as_str());
@@ -630,7 +635,12 @@ fn put_question(req: &Request<'_>, id: &str, key: &str, question: &Value) {
                         if let (Some(log), Some(task)) =
                             (&session.server().audit, tasks.peek(&id).await)
                         {
-                            log.record_task(session.caller(), &task, "task-input", None);
+                            log.record_task(&task_line(
+                                session.caller(),
+                                &task,
+                                "task-input",
+                                None,
+                            ));
                         }
                     }
                     Err(e) => tasks.unanswered(&id, &key, e.message),
@@ -649,6 +659,25 @@ fn task_id(params: &Map<String, Value>) -> Result<&str, RpcError> {
         .ok_or_else(|| RpcError::invalid_params("params.taskId must be a string"))
 }
 
+/// The audit line of `event` about `task`, for a request of `client`.
+fn task_line<'a>(
+    client: &'a str,
+    task: &'a TaskRecord,
+    event: &'a str,
+    detail: Option<&'a str>,
+) -> crate::audit::TaskLine<'a> {
+    crate::audit::TaskLine {
+        client,
+        owner: &task.owner,
+        plugin: &task.plugin,
+        tool: &task.tool,
+        id: &task.id,
+        status: task.status.as_str(),
+        event,
+        detail,
+    }
+}
+
 /// Writes an audit line about the task `id` (answered, cancelled), when the audit log is on.
 async fn audit_task(req: &Request<'_>, id: &str, event: &'static str) {
     let server = req.session.server();
@@ -656,6 +685,6 @@ async fn audit_task(req: &Request<'_>, id: &str, event: &'static str) {
         return;
     };
     if let Some(task) = server.tasks.peek(id).await {
-        log.record_task(req.session.caller(), &task, event, None);
+        log.record_task(&task_line(req.session.caller(), &task, event, None));
     }
 }
