@@ -19,6 +19,7 @@ export {
 export { prefixMatches } from './src/completion.js';
 export { UriTemplate, percentEncode, percentDecode } from './src/template.js';
 export { objectSchema } from './src/schema.js';
+export { UI_MIME_TYPE } from './src/ui.js';
 export * as host from './src/host.js';
 export * as fs from './src/fs.js';
 export { secret, config, MissingSecret } from './src/secret.js';

@@ -30,11 +30,15 @@ pub struct CatalogTemplate {
     pub parsed: UriTemplate,
 }
 
-/// Where a plugin's URIs live: a scheme, or `file://`, which every plugin shares.
+/// Where a plugin's URIs live: a scheme, one authority of `ui://`, or `file://`, which every
+/// plugin shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Namespace {
     /// Every URI of a scheme (`notes:`).
     Scheme(String),
+    /// The MCP Apps views of one authority (`ui://weather/...`): every plugin with a view uses
+    /// the scheme `ui:`, so each authority is a namespace of its own.
+    Ui(String),
     /// `file://`: shared, each plugin inside its grants.
     File,
 }
@@ -42,13 +46,26 @@ enum Namespace {
 impl Namespace {
     /// Whether two plugins claiming these would collide.
     fn overlaps(&self, other: &Namespace) -> bool {
-        matches!((self, other), (Namespace::Scheme(a), Namespace::Scheme(b)) if a == b)
+        match (self, other) {
+            (Namespace::Scheme(a), Namespace::Scheme(b)) | (Namespace::Ui(a), Namespace::Ui(b)) => {
+                a == b
+            }
+            _ => false,
+        }
+    }
+
+    /// The name a plugin must have to hold this namespace against any other.
+    fn named(&self) -> Option<&str> {
+        match self {
+            Namespace::Scheme(name) | Namespace::Ui(name) => Some(name),
+            Namespace::File => None,
+        }
     }
 
     /// The namespace of a URI; the error says why the URI cannot be served.
     fn of_uri(uri: &str) -> Result<Namespace, String> {
         check_uri_text(uri)?;
-        Namespace::of_scheme(split_scheme(uri)?)
+        Namespace::of_scheme(split_scheme(uri)?, uri)
     }
 
     /// The namespace a template claims: its scheme, which must be literal text.
@@ -56,14 +73,29 @@ impl Namespace {
         let literal = template.split('{').next().unwrap_or("");
         let scheme = split_scheme(literal)
             .map_err(|_| "a URI template must start with a literal scheme (`name:`)".to_string())?;
-        Namespace::of_scheme(scheme)
+        Namespace::of_scheme(scheme, literal)
     }
 
-    fn of_scheme(scheme: String) -> Result<Namespace, String> {
-        Ok(if scheme == "file" {
-            Namespace::File
-        } else {
-            Namespace::Scheme(scheme)
+    /// The namespace of `scheme`, the scheme of `uri` (for `ui:`, its authority too: literal
+    /// text up to the path).
+    fn of_scheme(scheme: String, uri: &str) -> Result<Namespace, String> {
+        Ok(match scheme.as_str() {
+            "file" => Namespace::File,
+            "ui" => {
+                let rest = uri.get(3..).and_then(|r| r.strip_prefix("//")).unwrap_or("");
+                match rest.split_once(['/', '?', '#']) {
+                    Some((authority, _)) if !authority.is_empty() => {
+                        Namespace::Ui(authority.to_ascii_lowercase())
+                    }
+                    _ => {
+                        return Err(format!(
+                            "`{}`: a ui:// URI names its authority, then a path                              (ui://PLUGIN/VIEW), all literal in a template",
+                            shown(uri)
+                        ));
+                    }
+                }
+            }
+            _ => Namespace::Scheme(scheme),
         })
     }
 }
@@ -72,6 +104,7 @@ impl std::fmt::Display for Namespace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Namespace::Scheme(s) => write!(f, "the scheme `{s}:`"),
+            Namespace::Ui(a) => write!(f, "`ui://{a}/`"),
             Namespace::File => f.write_str("file://"),
         }
     }
@@ -168,10 +201,11 @@ impl ResourceRoutes {
             Ok(claims) => (claims, None),
             Err(Dispute {
                 other,
-                namespace: Some(Namespace::Scheme(scheme)),
+                namespace: Some(namespace),
                 ..
-            }) if scheme.eq_ignore_ascii_case(&plugin.name)
-                && !scheme.eq_ignore_ascii_case(&other) =>
+            }) if namespace
+                .named()
+                .is_some_and(|n| n.eq_ignore_ascii_case(&plugin.name) && !n.eq_ignore_ascii_case(&other)) =>
             {
                 self.evict(&other);
                 (self.claims(plugin).map_err(|d| d.why)?, Some(other))
@@ -460,6 +494,14 @@ mod tests {
         assert_eq!(ns("Test://a/b?c"), Namespace::Scheme("test".into()));
         assert_eq!(ns("urn:isbn:1"), Namespace::Scheme("urn".into()));
         assert_eq!(ns("file:///etc/passwd"), Namespace::File);
+        assert_eq!(ns("ui://Weather/forecast"), Namespace::Ui("weather".into()));
+        assert!(Namespace::of_uri("ui://weather").is_err());
+        assert!(Namespace::of_uri("ui:///forecast").is_err());
+        assert_eq!(
+            Namespace::of_template("ui://weather/{view}").unwrap(),
+            Namespace::Ui("weather".into())
+        );
+        assert!(Namespace::of_template("ui://{plugin}/view").is_err());
         let t = |s| Namespace::of_template(s).unwrap();
         assert_eq!(t("notes://{name}"), ns("notes://x"));
         assert_eq!(t("test://template/{id}/data"), ns("test://x"));

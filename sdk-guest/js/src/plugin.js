@@ -4,14 +4,15 @@ import { NotFound, InvalidParams, ToolError, toPluginError, reportUnexpected, de
 import { objectSchema, checkObjectSchema, checkHeaders, prepareArguments, SchemaError, kind, isObject } from './schema.js';
 import { isStandardSchema, checkStandardSchema, jsonSchemaOf, validate } from './standard-schema.js';
 import { UriTemplate } from './template.js';
-import { ToolResult, toToolResult, toContents, toPromptResult, text, json, size, annotations, icons } from './content.js';
+import { ToolResult, toToolResult, toContents, toPromptResult, text, json, size, annotations, icons, contents } from './content.js';
+import { UI_MIME_TYPE, uiUri, viewMeta, toolMeta } from './ui.js';
 import { toCompleter, runCompleter } from './completion.js';
 
 /**
  * @import { Completer, CompletionRef, CompletionResult, Fields, JsonObject, ListedPrompt, ListedPromptArgument,
  *   ListedResource, ListedTemplate, ListedTool, PluginExports, PromptArgs, PromptArguments, PromptHandler, PromptReturn,
  *   PromptSpec, ResourceContents, ResourceLister, ResourceReader, ResourceReturn, ResourceSpec, SchemaLike, TemplateReader,
- *   TemplateSpec, TemplateVars, ToolArgs, ToolHandler, ToolReturn, ToolSpec, WitCallResult, WitPromptResult } from './types.js'
+ *   TemplateSpec, TemplateVars, ToolArgs, ToolHandler, ToolReturn, ToolSpec, UiViewSpec, WitCallResult, WitPromptResult } from './types.js'
  */
 
 /**
@@ -44,7 +45,8 @@ import { toCompleter, runCompleter } from './completion.js';
 /** What the WIT contract allows in a tool name. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-const TOOL_KEYS = ['name', 'title', 'description', 'input', 'inputSchema', 'output', 'outputSchema', 'readOnly', 'destructive', 'idempotent', 'openWorld', 'taskSupport', 'icons', 'meta'];
+const TOOL_KEYS = ['name', 'title', 'description', 'input', 'inputSchema', 'output', 'outputSchema', 'readOnly', 'destructive', 'idempotent', 'openWorld', 'taskSupport', 'ui', 'icons', 'meta'];
+const VIEW_KEYS = ['uri', 'name', 'title', 'description', 'csp', 'permissions', 'domain', 'prefersBorder', 'icons', 'meta'];
 /** What a tool's `taskSupport` may be (MCP `execution.taskSupport`). */
 const TASK_SUPPORT = ['forbidden', 'optional', 'required'];
 const RESOURCE_KEYS = ['uri', 'name', 'title', 'description', 'mimeType', 'size', 'annotations', 'icons', 'meta', 'file'];
@@ -101,6 +103,9 @@ export class Plugin {
    * - `taskSupport`: whether a call may run as a task, detached from its request under the
    *   plugin's task limits: `'forbidden'` (the default), `'optional'` (a task whenever the
    *   client can run one: for a tool that may take minutes) or `'required'`;
+   * - `ui`: its MCP Apps view, shown by hosts that can with the tool's results: the view's
+   *   `ui://` URI, or `{ resourceUri, visibility }` (`visibility`: `['model', 'app']`, the
+   *   default, or one of them; `['app']` keeps the tool from the model). See {@link Plugin#uiView};
    * - `icons`, `meta`.
    *
    * `handler(args)` gets the arguments (defaults filled in; a Standard Schema's output) and
@@ -182,7 +187,7 @@ export class Plugin {
         annotations: hasHints ? { title: undefined, ...hints } : undefined,
         taskSupport,
         icons: icons(spec.icons),
-        meta: json(spec.meta),
+        meta: json(spec.ui === undefined ? spec.meta : toolMeta(spec.ui, spec.meta, where)),
       },
     });
     return this;
@@ -207,6 +212,47 @@ export class Plugin {
     }
     this.#resources.set(info.uri, { info, read });
     return this;
+  }
+
+  /**
+   * Declares an MCP Apps view (the extension `io.modelcontextprotocol/ui`): an HTML page that
+   * hosts able to show one render for a tool's results; link a tool to it with the tool's
+   * `ui`. `spec`: `uri` (`ui://AUTHORITY/PATH`: the plugin's name as the authority keeps it
+   * the plugin's own), `name`, `title`, `description`, `icons`, `meta`, and what the host
+   * reads in `_meta.ui`: `csp` (`{ connectDomains, resourceDomains, frameDomains,
+   * baseUriDomains }`, lists of origins; none: no network), `permissions` (a list of
+   * `camera`, `microphone`, `geolocation`, `clipboardWrite`), `domain`, `prefersBorder`.
+   * `render()` returns the page: one self-contained HTML document (inline scripts and styles).
+   * It may be async.
+   *
+   * @param {UiViewSpec} spec
+   * @param {() => string | Promise<string>} render
+   * @returns {this}
+   */
+  uiView(spec, render) {
+    const where = `view \`${spec?.uri}\``;
+    checkSpec(spec, VIEW_KEYS, where);
+    checkHandler(render, where);
+    const uri = uiUri(spec.uri, where);
+    const ui = viewMeta(spec, where);
+    return this.resource(
+      {
+        uri,
+        name: spec.name,
+        title: spec.title,
+        description: spec.description,
+        mimeType: UI_MIME_TYPE,
+        icons: spec.icons,
+        meta: { ...(spec.meta ?? {}), ui },
+      },
+      async () => {
+        const page = await render();
+        if (typeof page !== 'string') {
+          throw new TypeError(`${where}: render() returned ${typeof page}, not the page's HTML`);
+        }
+        return contents(uri, page, { mimeType: UI_MIME_TYPE, meta: { ui } });
+      },
+    );
   }
 
   /**

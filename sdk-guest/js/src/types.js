@@ -395,6 +395,23 @@ export {};
 
 /** @typedef {'forbidden' | 'optional' | 'required'} TaskSupport */
 
+/** @typedef {string | { resourceUri: string, visibility?: ('model' | 'app')[] }} ToolUi */
+
+/**
+ * An MCP Apps view, for `plugin.uiView(spec, render)`.
+ * @typedef {object} UiViewSpec
+ * @property {string} uri `ui://AUTHORITY/PATH`.
+ * @property {string} name
+ * @property {string} [title]
+ * @property {string} [description]
+ * @property {{ connectDomains?: string[], resourceDomains?: string[], frameDomains?: string[], baseUriDomains?: string[] }} [csp] Origins the page may reach; none: no network.
+ * @property {('camera' | 'microphone' | 'geolocation' | 'clipboardWrite')[]} [permissions]
+ * @property {string} [domain]
+ * @property {boolean} [prefersBorder]
+ * @property {Icon[]} [icons]
+ * @property {JsonObject} [meta]
+ */
+
 /**
  * A tool, for `plugin.tool(spec, handler)`.
  * @template [I=SchemaLike | undefined]
@@ -411,6 +428,7 @@ export {};
  * @property {boolean} [idempotent] Hint: calling it twice has no further effect.
  * @property {boolean} [openWorld] Hint: it talks to the outside world.
  * @property {TaskSupport} [taskSupport] Whether a call may run as a task (default `'forbidden'`).
+ * @property {ToolUi} [ui] Its MCP Apps view: the `ui://` URI, or `{ resourceUri, visibility }`.
  * @property {Icon[]} [icons]
  * @property {JsonObject} [meta]
  */

@@ -275,3 +275,32 @@ test('a tool says whether it may run as a task', async () => {
   assert.deepEqual(listed.map((t) => [t.name, t.taskSupport]), [['quick', 'forbidden'], ['crawl', 'optional']]);
   assert.throws(() => new Plugin().tool({ name: 'x', taskSupport: 'sometimes' }, () => ''), /taskSupport must be one of forbidden, optional, required/);
 });
+
+test('an MCP Apps view is a ui:// resource of its mime type, and a tool names it', async () => {
+  const plugin = new Plugin()
+    .uiView(
+      { uri: 'ui://demo/chart', name: 'chart', csp: { connectDomains: ['https://api.example.com'] }, permissions: ['clipboardWrite'], prefersBorder: true },
+      () => '<!DOCTYPE html><p>chart</p>',
+    )
+    .tool({ name: 'plot', ui: 'ui://demo/chart' }, () => 'plotted')
+    .tool({ name: 'refresh', ui: { resourceUri: 'ui://demo/chart', visibility: ['app'] } }, () => 'fresh');
+  const ui = { csp: { connectDomains: ['https://api.example.com'] }, permissions: { clipboardWrite: {} }, prefersBorder: true };
+  const [listed] = await plugin.exports().resources.listResources();
+  assert.equal(listed.mimeType, 'text/html;profile=mcp-app');
+  assert.deepEqual(JSON.parse(listed.meta), { ui });
+  const [read] = await plugin.exports().resources.readResource('ui://demo/chart');
+  assert.deepEqual(read.body, { tag: 'text', val: '<!DOCTYPE html><p>chart</p>' });
+  assert.equal(read.mimeType, 'text/html;profile=mcp-app');
+  assert.deepEqual(JSON.parse(read.meta), { ui });
+  const tools = await plugin.exports().tools.listTools();
+  assert.deepEqual(JSON.parse(tools[0].meta), { ui: { resourceUri: 'ui://demo/chart', visibility: ['model', 'app'] }, 'ui/resourceUri': 'ui://demo/chart' });
+  assert.deepEqual(JSON.parse(tools[1].meta).ui.visibility, ['app']);
+  for (const [spec, why] of [
+    [{ uri: 'https://x/y', name: 'v' }, /ui:\/\/AUTHORITY\/PATH/],
+    [{ uri: 'ui://x/y', name: 'v', csp: { scriptDomains: [] } }, /csp.scriptDomains is not one of/],
+    [{ uri: 'ui://x/y', name: 'v', permissions: ['teleport'] }, /permission "teleport"/],
+  ]) {
+    assert.throws(() => new Plugin().uiView(spec, () => ''), why);
+  }
+  assert.throws(() => new Plugin().tool({ name: 't', ui: { resourceUri: 'ui://x/y', visibility: ['everyone'] } }, () => ''), /ui.visibility/);
+});
