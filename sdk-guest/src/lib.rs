@@ -141,6 +141,7 @@ mod schema;
 mod secret;
 mod template;
 mod tool;
+pub mod ui;
 
 pub use completion::prefix_matches;
 pub use plugin::Plugin;

@@ -208,6 +208,11 @@ impl Tool {
         self
     }
 
+    /// The extra metadata set so far.
+    pub fn meta_value(&self) -> Option<&Value> {
+        self.meta.as_ref()
+    }
+
     /// Runs the tool on `arguments`, JSON text. Bad arguments give a result with `is_error` set.
     pub fn call(&self, arguments: &str) -> ToolResult {
         (self.handler)(arguments)

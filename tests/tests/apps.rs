@@ -91,7 +91,10 @@ fn a_plugins_view_keeps_its_scheme_mime_type_and_meta_in_both_eras_and_renders_i
         (&contents["uri"], &contents["mimeType"]),
         (&json!(VIEW), &json!(MIME))
     );
-    assert_eq!(contents["_meta"], json!({ "ui": { "prefersBorder": true } }));
+    assert_eq!(
+        contents["_meta"],
+        json!({ "ui": { "prefersBorder": true } })
+    );
     assert!(contents["text"].as_str().unwrap().contains("ui/initialize"));
 
     // 2025-11-25, through a real host: the TypeScript SDK reads and calls, the ext-apps bridge

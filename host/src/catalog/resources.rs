@@ -82,7 +82,10 @@ impl Namespace {
         Ok(match scheme.as_str() {
             "file" => Namespace::File,
             "ui" => {
-                let rest = uri.get(3..).and_then(|r| r.strip_prefix("//")).unwrap_or("");
+                let rest = uri
+                    .get(3..)
+                    .and_then(|r| r.strip_prefix("//"))
+                    .unwrap_or("");
                 match rest.split_once(['/', '?', '#']) {
                     Some((authority, _)) if !authority.is_empty() => {
                         Namespace::Ui(authority.to_ascii_lowercase())
@@ -203,9 +206,9 @@ impl ResourceRoutes {
                 other,
                 namespace: Some(namespace),
                 ..
-            }) if namespace
-                .named()
-                .is_some_and(|n| n.eq_ignore_ascii_case(&plugin.name) && !n.eq_ignore_ascii_case(&other)) =>
+            }) if namespace.named().is_some_and(|n| {
+                n.eq_ignore_ascii_case(&plugin.name) && !n.eq_ignore_ascii_case(&other)
+            }) =>
             {
                 self.evict(&other);
                 (self.claims(plugin).map_err(|d| d.why)?, Some(other))

@@ -102,6 +102,7 @@ from ._results import (
     user,
 )
 from ._schema import SchemaError
+from ._ui import UI_MIME_TYPE
 from ._template import UriTemplate, percent_encode
 from .secrets import MissingSecret, config, secret
 
@@ -117,10 +118,13 @@ resource_template = plugin.resource_template
 resource_lister = plugin.resource_lister
 #: Defines a prompt: see :meth:`Plugin.prompt`.
 prompt = plugin.prompt
+#: Defines an MCP Apps view: see :meth:`Plugin.ui_view`.
+ui_view = plugin.ui_view
 
 __all__ = [
     # defining
     "plugin", "Plugin", "tool", "resource", "resource_template", "resource_lister", "prompt",
+    "ui_view", "UI_MIME_TYPE",
     "Tool", "Resource", "ResourceInfo", "ResourceTemplate", "Prompt", "PromptArgument",
     # results and content
     "ToolResult", "PromptResult", "PromptMessage", "CompletionResult", "user", "assistant",

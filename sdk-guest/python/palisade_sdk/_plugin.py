@@ -11,7 +11,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ._content import Annotations, Icon, ResourceContents
 from ._errors import (
@@ -42,6 +42,7 @@ from ._schema import (
     set_default,
 )
 from ._template import UriTemplate
+from ._ui import UI_MIME_TYPE, tool_meta, ui_uri, view_meta
 
 #: What a tool or prompt name is made of (the WIT rule): 1 to 64 of ``A-Z a-z 0-9 _ -``.
 NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -306,6 +307,8 @@ class Plugin:
         idempotent: bool | None = None,
         open_world: bool | None = None,
         task_support: str = "forbidden",
+        ui: str | None = None,
+        ui_visibility: Sequence[str] = ("model", "app"),
         output_schema: dict[str, Any] | type | None = None,
         icons: Iterable[Icon] = (),
         meta: dict[str, Any] | None = None,
@@ -315,6 +318,11 @@ class Plugin:
         ``task_support`` says whether a call may run as a task, detached from its request under
         the plugin's task limits: ``"forbidden"`` (the default), ``"optional"`` (a task whenever
         the client can run one: for a tool that may take minutes) or ``"required"``.
+
+        ``ui`` names the tool's MCP Apps view (a ``ui://`` URI, see :meth:`ui_view`), which hosts
+        able to show one render with the tool's results; ``ui_visibility`` is who may call the
+        tool: ``("model", "app")`` (the default), or one of them (``("app",)`` keeps it from the
+        model).
 
         The parameters' type hints make the input schema; parameters with defaults are
         optional. The description is the docstring's first paragraph unless given; parameter
@@ -326,6 +334,7 @@ class Plugin:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             tool_name = _check_name("tool", fn.__name__ if name is None else name, self.tools)
             where = f"tool `{tool_name}`"
+            tool_meta_ = meta if ui is None else tool_meta(where, ui, ui_visibility, meta)
             if task_support not in TASK_SUPPORT:
                 raise ValueError(
                     f"{where}: task_support must be one of {', '.join(TASK_SUPPORT)}, "
@@ -378,12 +387,62 @@ class Plugin:
                 open_world=open_world,
                 task_support=task_support,
                 icons=list(icons),
-                meta=meta,
+                meta=tool_meta_,
                 params=params,
             )
             return fn
 
         return register(fn) if fn is not None else register
+
+    def ui_view(
+        self,
+        uri: str,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: Mapping[str, Sequence[str]] | None = None,
+        permissions: Iterable[str] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        icons: Iterable[Icon] = (),
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Defines an MCP Apps view (the extension ``io.modelcontextprotocol/ui``): the HTML page
+        the decorated function returns (one self-contained document: inline scripts and
+        styles), which hosts able to show one render for the results of a tool whose ``ui``
+        names it. ``uri`` is ``ui://AUTHORITY/PATH`` (the plugin's name as the authority keeps
+        it the plugin's own). What the host reads in ``_meta.ui``: ``csp`` (``connectDomains``,
+        ``resourceDomains``, ``frameDomains``, ``baseUriDomains``: lists of origins; none: no
+        network), ``permissions`` (``camera``, ``microphone``, ``geolocation``,
+        ``clipboardWrite``), ``domain``, ``prefers_border``."""
+        where = f"view `{uri}`"
+        ui_uri(uri, where)
+        ui = view_meta(where, csp, permissions, domain, prefers_border)
+        listing = self.resource(
+            uri,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=UI_MIME_TYPE,
+            icons=icons,
+            meta={**(meta or {}), "ui": ui},
+        )
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            def page() -> ResourceContents:
+                html = fn()
+                if not isinstance(html, str):
+                    raise TypeError(f"{where}: the function returned {type(html).__name__}, not the page's HTML")
+                return ResourceContents(uri, html, UI_MIME_TYPE, {"ui": ui})
+
+            page.__name__ = fn.__name__
+            page.__doc__ = fn.__doc__
+            listing(page)
+            return fn
+
+        return register
 
     def resource(
         self,

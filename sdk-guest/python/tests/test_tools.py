@@ -200,3 +200,39 @@ def test_task_support_is_one_of_three():
         p.tool(task_support="sometimes")(crawl)
     p.tool(task_support="required")(crawl)
     assert p.tools["crawl"].task_support == "required"
+
+
+def test_a_view_is_a_ui_resource_of_its_mime_type_and_a_tool_names_it():
+    p = Plugin()
+
+    @p.ui_view("ui://demo/chart", csp={"connectDomains": ["https://api.example.com"]},
+               permissions=["clipboardWrite"], prefers_border=True)
+    def chart() -> str:
+        return "<!DOCTYPE html><p>chart</p>"
+
+    @p.tool(ui="ui://demo/chart")
+    def plot() -> str:
+        return "plotted"
+
+    @p.tool(ui="ui://demo/chart", ui_visibility=("app",))
+    def refresh() -> str:
+        return "fresh"
+
+    ui = {"csp": {"connectDomains": ["https://api.example.com"]}, "permissions": {"clipboardWrite": {}},
+          "prefersBorder": True}
+    view = p.resources["ui://demo/chart"]
+    assert view.info.mime_type == "text/html;profile=mcp-app" and view.info.meta == {"ui": ui}
+    (contents,) = view.read()
+    assert contents.body == "<!DOCTYPE html><p>chart</p>"
+    assert contents.mime_type == "text/html;profile=mcp-app" and contents.meta == {"ui": ui}
+    assert p.tools["plot"].meta == {"ui": {"resourceUri": "ui://demo/chart", "visibility": ["model", "app"]},
+                                    "ui/resourceUri": "ui://demo/chart"}
+    assert p.tools["refresh"].meta["ui"]["visibility"] == ["app"]
+    for bad, why in (({"uri": "https://x/y"}, "ui://AUTHORITY/PATH"),
+                     ({"uri": "ui://x/y", "csp": {"scriptDomains": []}}, "csp key 'scriptDomains'"),
+                     ({"uri": "ui://x/y", "permissions": ["teleport"]}, "permission 'teleport'")):
+        uri = bad.pop("uri")
+        with pytest.raises(ValueError, match=why):
+            Plugin().ui_view(uri, **bad)
+    with pytest.raises(ValueError, match="ui_visibility"):
+        Plugin().tool(ui="ui://x/y", ui_visibility=("everyone",))(plot)
