@@ -102,8 +102,8 @@ from ._results import (
     user,
 )
 from ._schema import SchemaError
-from ._ui import UI_MIME_TYPE
 from ._template import UriTemplate, percent_encode
+from ._ui import UI_MIME_TYPE
 from .secrets import MissingSecret, config, secret
 
 __version__ = "0.2.0"
