@@ -18,8 +18,9 @@ const TASKS: &str = "io.modelcontextprotocol/tasks";
 const ALICE: &str = "alice-token-0123456789abcdef";
 const MALLORY: &str = "mallory-token-0123456789abcdef";
 
-/// `misbehave` with a per-call time limit far below what its tasks take, `sleep`, `spin` and
-/// `ask_twice` allowed to run as tasks, and fast polling; `extra` goes at the end.
+/// `misbehave` with a per-call time limit far below what its tasks take (and a task limit of
+/// 2 s), `sleep`, `spin` and `ask_twice` allowed to run as tasks, and fast polling; `extra` goes
+/// at the end.
 fn config(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
     config_file(
         dir,
@@ -29,7 +30,7 @@ fn config(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
 timeout_ms = 400
 concurrent_calls = 2
 running_tasks = 2
-task_timeout_s = 120
+task_timeout_s = 2
 
 [plugins.misbehave.tools.sleep]
 task = "optional"
@@ -274,6 +275,9 @@ fn tasks_of_the_extension_over_stdio_with_a_subscription() {
             .collect::<Vec<_>>(),
         ["cats"]
     );
+    // The user takes longer to answer than the task may run (task_timeout_s = 2): waiting for
+    // the client is not the task's time.
+    std::thread::sleep(Duration::from_millis(2500));
     let answer = json!({ "cats": { "action": "accept", "content": { "decision": "yes" } } });
     let ack = s.stateless_result(
         "tasks/update",
