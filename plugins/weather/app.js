@@ -1,6 +1,8 @@
-// weather, a Palisade plugin written in JavaScript: the current weather for a city, from
-// OpenWeatherMap's API with the key the server's configuration gives it (a secret), over the
-// standard fetch(). Build it with the JavaScript SDK:
+// weather, a Palisade plugin written in JavaScript: the current weather and the next day's
+// forecast for a city, from OpenWeatherMap's API with the key the server's configuration gives
+// it (a secret), over the standard fetch(). The forecast has an MCP Apps view: a chart that
+// hosts able to show one draw from its result (forecast-view.js).
+// Build it with the JavaScript SDK:
 //
 //   node sdk-guest/js/bin/palisade-js.mjs build plugins/weather/app.js -o weather.wasm
 //

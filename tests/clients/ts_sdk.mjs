@@ -44,6 +44,7 @@ const resources = (await client.listResources()).resources.map((r) => r.uri);
 console.log("resources", resources.join(" "));
 assert.deepEqual(resources, [
   "notes://recipes", "notes://todo", "notes://welcome", "textkit-js://about", "textkit-py://about",
+  "ui://weather/forecast",
 ]);
 const templates = (await client.listResourceTemplates()).resourceTemplates;
 assert.equal(templates[0].uriTemplate, "notes://{name}");

@@ -206,7 +206,9 @@ fn mcp_inspector_cli_browses_resources_and_prompts_over_stdio() {
             "notes://todo",
             "notes://welcome",
             "textkit-js://about",
-            "textkit-py://about"
+            "textkit-py://about",
+            // The weather plugin's MCP Apps view.
+            "ui://weather/forecast"
         ],
         "{listed}"
     );

@@ -138,9 +138,10 @@ impl Gate {
         }
     }
 
-    /// Lets a call from `client` in, or says which limit refuses it and when to retry. With
-    /// shared limits this is one round trip to the store; without, it never waits.
-    pub async fn admit(&self, client: &Arc<str>) -> Result<Admission, LimitExceeded> {
+    /// Lets a call from `client` in (a task's, when `task`: its shared slot lasts as long as a
+    /// task may), or says which limit refuses it and when to retry. With shared limits this is
+    /// one round trip to the store; without, it never waits.
+    pub async fn admit(&self, client: &Arc<str>, task: bool) -> Result<Admission, LimitExceeded> {
         // This process's own cap holds whatever the cluster says.
         let slot =
             self.running
@@ -150,7 +151,12 @@ impl Gate {
                     limit: self.limits.concurrent_calls,
                 })?;
         if let Some(store) = &self.shared {
-            match store.admit(&self.plugin, client, &self.limits).await {
+            // The store holds the slot for the call's time limit (and a margin): a task's.
+            let mut limits = self.limits;
+            if task {
+                limits.timeout_ms = limits.task_timeout_ms;
+            }
+            match store.admit(&self.plugin, client, &limits).await {
                 SharedVerdict::Admitted(shared_slot) => {
                     return Ok(Admission {
                         _slot: slot,
@@ -298,7 +304,7 @@ mod tests {
     /// Admits without shared limits, which never wait.
     fn admit(gate: &Gate, client: &Arc<str>) -> Result<Admission, LimitExceeded> {
         use futures_util::FutureExt;
-        gate.admit(client)
+        gate.admit(client, false)
             .now_or_never()
             .expect("a lone gate never waits")
     }

@@ -102,7 +102,7 @@ impl Runner {
         let admission = match &call.caller {
             Some(client) => Some(
                 self.gate
-                    .admit(client)
+                    .admit(client, call.task)
                     .await
                     .map_err(|limit| CallError::Limit(self.name.clone(), limit))?,
             ),

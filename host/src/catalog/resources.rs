@@ -3,8 +3,10 @@
 //! claim the same URI.
 //!
 //! A plugin's namespaces are the schemes of the URIs and templates it lists when loaded
-//! (`notes:` for `notes://welcome` and `notes://{name}`). A scheme named after a plugin is that
-//! plugin's (`notes:` and the plugin `notes`), wherever either stands in the configuration;
+//! (`notes:` for `notes://welcome` and `notes://{name}`), and for MCP Apps views, which all use
+//! `ui:`, the authority (`ui://weather/` for `ui://weather/forecast`). A scheme or `ui://`
+//! authority named after a plugin is that plugin's (`notes:` and the plugin `notes`), wherever
+//! either stands in the configuration;
 //! any other namespace is the first claimant's in the configuration's order. The plugin that
 //! loses a dispute keeps its tools and prompts, its resources are not served, and
 //! what any plugin lists later is served only inside its own namespaces, so no plugin can take
@@ -92,7 +94,8 @@ impl Namespace {
                     }
                     _ => {
                         return Err(format!(
-                            "`{}`: a ui:// URI names its authority, then a path                              (ui://PLUGIN/VIEW), all literal in a template",
+                            "`{}`: a ui:// URI names its authority, then a path (ui://PLUGIN/VIEW), all \
+                             literal in a template",
                             shown(uri)
                         ));
                     }
@@ -312,7 +315,8 @@ impl ResourceRoutes {
                     namespace: Some(namespace.clone()),
                     why: format!(
                         "plugins `{owner}` and `{}` both claim the resource URIs of {namespace}; \
-                         serve them from one plugin, or give one of them another scheme",
+                         serve them from one plugin, or give one of them another scheme (or, \
+                         for ui://, another authority)",
                         plugin.name
                     ),
                 });

@@ -45,6 +45,8 @@ def view_meta(
             checked[key] = list(domains)
         ui["csp"] = checked
     if permissions is not None:
+        if isinstance(permissions, str):
+            raise ValueError(f"{where}: permissions is a list of names, such as [\"camera\"]")
         granted: dict[str, dict[str, Any]] = {}
         for name in permissions:
             if name not in _PERMISSIONS:
