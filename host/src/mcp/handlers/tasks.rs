@@ -436,7 +436,7 @@ pub(super) fn note_progress(
     mut rx: mpsc::UnboundedReceiver<PluginEvent>,
 ) -> mpsc::UnboundedReceiver<PluginEvent> {
     let (tx, out) = mpsc::unbounded_channel();
-    let (server, id) = (server.clone(), live.id.clone());
+    let (server, id, plugin) = (server.clone(), live.id.clone(), live.plugin().to_string());
     tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
             if let PluginEvent::Progress {
@@ -445,9 +445,8 @@ pub(super) fn note_progress(
                 message,
             } = &event
             {
-                server
-                    .tasks
-                    .note_progress(&id, progress_text(*progress, *total, message.as_deref()));
+                let text = progress_text(&plugin, *progress, *total, message.as_deref());
+                server.tasks.note_progress(&id, text);
             }
             if tx.send(event).is_err() {
                 break;
@@ -457,11 +456,12 @@ pub(super) fn note_progress(
     out
 }
 
-/// A progress report in words: `3 of 10: fetching pages`. The plugin's text is cut short.
-fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+/// A progress report in words, said to be the plugin's: `` plugin `crawl`: 3 of 10: fetching
+/// pages ``. The plugin's text is cut short.
+fn progress_text(plugin: &str, progress: f64, total: Option<f64>, message: Option<&str>) -> String {
     let mut text = match total {
-        Some(total) => format!("{progress} of {total}"),
-        None => format!("{progress}"),
+        Some(total) => format!("plugin `{plugin}`: {progress} of {total}"),
+        None => format!("plugin `{plugin}`: {progress}"),
     };
     if let Some(message) = message {
         text.push_str(": ");
@@ -686,5 +686,22 @@ async fn audit_task(req: &Request<'_>, id: &str, event: &'static str) {
     };
     if let Some(task) = server.tasks.peek(id).await {
         log.record_task(&task_line(req.session.caller(), &task, event, None));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tasks_progress_is_said_to_be_its_plugins() {
+        assert_eq!(
+            progress_text("crawl", 3.0, Some(10.0), Some("fetching pages")),
+            "plugin `crawl`: 3 of 10: fetching pages"
+        );
+        assert_eq!(
+            progress_text("crawl", 0.5, None, None),
+            "plugin `crawl`: 0.5"
+        );
     }
 }

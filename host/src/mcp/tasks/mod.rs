@@ -102,6 +102,13 @@ pub(crate) struct Live {
     keys_used: Mutex<Vec<String>>,
 }
 
+impl Live {
+    /// The plugin that runs it.
+    pub(crate) fn plugin(&self) -> &str {
+        &self.plugin
+    }
+}
+
 /// A task's question as the client sees it: its method and parameters.
 pub(crate) struct Question {
     pub key: String,
