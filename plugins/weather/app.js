@@ -20,6 +20,10 @@ const TIMEOUT_MS = 10_000;
 
 const plugin = new Plugin();
 
+// The arguments both tools take.
+const CITY = { type: 'string', description: 'The city, optionally with its country code: "Paris" or "Paris,FR"', minLength: 1 };
+const UNITS = { type: 'string', enum: ['metric', 'imperial'], default: 'metric' };
+
 /** GETs `path` of the weather API with `query` and the key; its JSON, or a ToolError saying why not. */
 async function ask(path, query, city) {
   const url = new URL(path, config('api_url') ?? DEFAULT_API);
@@ -49,13 +53,8 @@ plugin.tool(
     name: 'current_weather',
     description: 'The weather now in a city: conditions, temperature, humidity and wind',
     input: {
-      city: { type: 'string', description: 'The city, optionally with its country code: "Paris" or "Paris,FR"', minLength: 1 },
-      units: {
-        type: 'string',
-        enum: ['metric', 'imperial'],
-        description: 'Celsius and m/s (metric) or Fahrenheit and mph (imperial)',
-        default: 'metric',
-      },
+      city: CITY,
+      units: { ...UNITS, description: 'Celsius and m/s (metric) or Fahrenheit and mph (imperial)' },
     },
     output: {
       city: { type: 'string', description: 'The city the API matched' },
@@ -90,13 +89,8 @@ plugin.tool(
     name: 'forecast',
     description: 'The forecast for a city, every three hours for the next day: temperature and conditions',
     input: {
-      city: { type: 'string', description: 'The city, optionally with its country code: "Paris" or "Paris,FR"', minLength: 1 },
-      units: {
-        type: 'string',
-        enum: ['metric', 'imperial'],
-        description: 'Celsius (metric) or Fahrenheit (imperial)',
-        default: 'metric',
-      },
+      city: CITY,
+      units: { ...UNITS, description: 'Celsius (metric) or Fahrenheit (imperial)' },
     },
     outputSchema: {
       type: 'object',

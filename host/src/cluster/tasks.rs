@@ -189,10 +189,6 @@ impl SharedTasks for RedisTasks {
         })
     }
 
-    fn running(&self) -> Shared<'_, Vec<TaskRecord>> {
-        Box::pin(running(&self.cluster))
-    }
-
     fn leave_answers<'a>(&'a self, id: &'a str, answers: Map<String, Value>) -> Shared<'a, ()> {
         Box::pin(async move {
             let key = self.cluster.key(&format!("task:{id}:answers"));

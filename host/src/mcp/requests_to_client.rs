@@ -94,7 +94,6 @@ pub(super) fn input_response(method: &str, answer: Value) -> Result<InputRespons
 }
 
 /// How long the client may take to answer `method`.
-/// How long the client may take to answer `method`.
 pub fn answer_timeout(method: &str) -> Duration {
     match method {
         "elicitation/create" => ELICITATION_TIMEOUT,

@@ -438,13 +438,18 @@ pub(super) fn note_progress(
     let (tx, out) = mpsc::unbounded_channel();
     let (server, id, plugin) = (server.clone(), live.id.clone(), live.plugin().to_string());
     tokio::spawn(async move {
+        let mut noted: Option<tokio::time::Instant> = None;
         while let Some(event) = rx.recv().await {
             if let PluginEvent::Progress {
                 progress,
                 total,
                 message,
             } = &event
+                // Each note is a change of the task (and with [cluster], a write to Redis): a
+                // plugin reporting in a tight loop is noted at most every PROGRESS_EVERY.
+                && noted.is_none_or(|at| at.elapsed() >= PROGRESS_EVERY)
             {
+                noted = Some(tokio::time::Instant::now());
                 let text = progress_text(&plugin, *progress, *total, message.as_deref());
                 server.tasks.note_progress(&id, text);
             }
@@ -455,6 +460,9 @@ pub(super) fn note_progress(
     });
     out
 }
+
+/// How often a task's progress may change its status message.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// A progress report in words, said to be the plugin's: `` plugin `crawl`: 3 of 10: fetching
 /// pages ``. The plugin's text is cut short.

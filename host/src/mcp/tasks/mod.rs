@@ -411,14 +411,6 @@ impl Tasks {
         self.store.running()
     }
 
-    /// Every task running on any replica, oldest first, for `palisade status`.
-    pub async fn running_everywhere(&self) -> Result<Vec<TaskRecord>, RpcError> {
-        match self.shared() {
-            Some(shared) => shared.running().await.map_err(unshared),
-            None => Ok(self.running()),
-        }
-    }
-
     /// Tasks running in this process, by plugin and status, for the metrics.
     pub fn running_counts(&self) -> Vec<(String, &'static str, u64)> {
         let mut counts: Vec<(String, &'static str, u64)> = Vec::new();

@@ -29,9 +29,6 @@ pub trait SharedTasks: Send + Sync {
     /// Every task of `owner` kept, oldest first.
     fn of_owner<'a>(&'a self, owner: &'a str) -> Shared<'a, Vec<TaskRecord>>;
 
-    /// The tasks not ended, oldest first (at most a few hundred), for `palisade status`.
-    fn running(&self) -> Shared<'_, Vec<TaskRecord>>;
-
     /// Leaves the client's `answers` for the replica that runs the task `id`.
     fn leave_answers<'a>(&'a self, id: &'a str, answers: Map<String, Value>) -> Shared<'a, ()>;
 

@@ -16,12 +16,26 @@ pub(super) struct MemoryStore {
 
 struct Entry {
     record: TaskRecord,
+    /// Bytes of its outcome, measured when it changes: a sweep weighs every kept result and
+    /// must not serialize them all again.
+    bytes: u64,
+}
+
+impl Entry {
+    fn new(record: TaskRecord) -> Entry {
+        let bytes = outcome_bytes(&record);
+        Entry { record, bytes }
+    }
+}
+
+fn outcome_bytes(record: &TaskRecord) -> u64 {
+    record.outcome.as_ref().map_or(0, |o| o.bytes())
 }
 
 impl MemoryStore {
     /// Keeps `record`, a new task.
     pub(super) fn insert(&self, record: TaskRecord) {
-        let entry = Entry { record };
+        let entry = Entry::new(record);
         self.entries.lock().insert(entry.record.id.clone(), entry);
     }
 
@@ -51,6 +65,7 @@ impl MemoryStore {
         }
         entry.record.updated_ms = now_ms();
         entry.record.version += 1;
+        entry.bytes = outcome_bytes(&entry.record);
         Some((out, Some(entry.record.clone())))
     }
 
@@ -85,10 +100,7 @@ impl MemoryStore {
         });
         let mut finished: Vec<(u64, String, u64)> = (entries.values())
             .filter(|e| e.record.status.is_terminal())
-            .map(|e| {
-                let bytes = e.record.outcome.as_ref().map_or(0, |o| o.bytes());
-                (e.record.updated_ms, e.record.id.clone(), bytes)
-            })
+            .map(|e| (e.record.updated_ms, e.record.id.clone(), e.bytes))
             .collect();
         let mut kept: u64 = finished.iter().map(|(_, _, bytes)| bytes).sum();
         if kept <= kept_bytes {
