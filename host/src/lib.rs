@@ -50,6 +50,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod authoring;
 pub mod catalog;
 pub mod cluster;
 pub mod compile_command;

@@ -127,6 +127,22 @@ enum Command {
         #[arg(long)]
         bare: bool,
     },
+    /// Make a component of a WASI preview-1 core module, as Go, C, C++ and Zig compilers write
+    /// for wasm32-wasip1: the world's types are embedded and the module's WASI imports adapted.
+    /// The world is the Go and C SDKs' (`palisade:sdk/plugin`, bundled) unless --wit names another.
+    Componentize {
+        /// The core module (a reactor: Go -buildmode=c-shared, clang -mexec-model=reactor).
+        module: PathBuf,
+        /// Where to write the component.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// The WIT its bindings were generated from: a directory (with deps/) or a file.
+        #[arg(long, value_name = "PATH")]
+        wit: Option<PathBuf>,
+        /// The world in that WIT (by name, or as package/world).
+        #[arg(long)]
+        world: Option<String>,
+    },
     /// Show the cluster of a configuration with [cluster]: whether its Redis answers and how
     /// fast, and the replicas seen in the last 15 seconds. Exits 1 when Redis does not answer
     /// or no replica is there.
@@ -215,6 +231,7 @@ fn main() -> ExitCode {
             | Command::Publish { .. }
             | Command::Token { .. }
             | Command::Status { .. }
+            | Command::Componentize { .. }
     );
     palisade::serve::init_logging(if talks_to_a_person { "warn" } else { "info" });
     let runtime = match palisade::serve::async_runtime() {
@@ -308,6 +325,22 @@ fn main() -> ExitCode {
                 println!(
                     "\nGive the token to the client (Authorization: Bearer <token>); put the hash in\n[[auth.tokens]] sha256 = \"...\" with a name and a scope."
                 );
+                Ok(())
+            }
+            Command::Componentize {
+                module,
+                output,
+                wit,
+                world,
+            } => {
+                let request = palisade::authoring::componentize::Request {
+                    module,
+                    output,
+                    wit,
+                    world,
+                };
+                let size = palisade::authoring::componentize::componentize(&request)?;
+                eprintln!("wrote {} ({size} bytes)", request.output.display());
                 Ok(())
             }
             Command::Status { config } => {

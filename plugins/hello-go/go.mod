@@ -1,0 +1,4 @@
+module hello-go
+
+go 1.27.1
+

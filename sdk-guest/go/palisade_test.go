@@ -1,0 +1,172 @@
+package palisade
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type Inner struct {
+	Label string `json:"label"`
+}
+
+type Arguments struct {
+	Name    string            `json:"name" description:"Who to greet."`
+	Times   int               `json:"times,omitempty"`
+	Ratio   float64           `json:"ratio"`
+	Loud    *bool             `json:"loud"`
+	Tags    []string          `json:"tags,omitempty"`
+	Extra   map[string]int    `json:"extra,omitempty"`
+	Mode    string            `json:"mode" enum:"a, b"`
+	Inner   Inner             `json:"inner"`
+	Raw     json.RawMessage   `json:"raw,omitempty"`
+	Bytes   []byte            `json:"bytes,omitempty"`
+	Skipped string            `json:"-"`
+	hidden  string            // unexported: not in the schema
+	Nested  map[string]*Inner `json:"nested,omitempty"`
+}
+
+func TestSchemaFollowsTypesAndTags(t *testing.T) {
+	schema, err := SchemaOf(reflect.TypeFor[Arguments]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := json.Marshal(schema)
+	var got map[string]any
+	_ = json.Unmarshal(text, &got)
+	properties := got["properties"].(map[string]any)
+	want := map[string]string{
+		"name": "string", "times": "integer", "ratio": "number", "loud": "boolean",
+		"tags": "array", "extra": "object", "mode": "string", "inner": "object", "bytes": "string",
+	}
+	for name, kind := range want {
+		property, ok := properties[name].(map[string]any)
+		if !ok || property["type"] != kind {
+			t.Errorf("%s: want type %s, got %v", name, kind, properties[name])
+		}
+	}
+	for _, absent := range []string{"Skipped", "hidden", "-"} {
+		if _, ok := properties[absent]; ok {
+			t.Errorf("%s should not be in the schema", absent)
+		}
+	}
+	if description := properties["name"].(map[string]any)["description"]; description != "Who to greet." {
+		t.Errorf("description: %v", description)
+	}
+	if enum := properties["mode"].(map[string]any)["enum"]; !reflect.DeepEqual(enum, []any{"a", "b"}) {
+		t.Errorf("enum: %v", enum)
+	}
+	if raw := properties["raw"].(map[string]any); len(raw) != 0 {
+		t.Errorf("a RawMessage is any JSON: %v", raw)
+	}
+	required := got["required"].([]any)
+	if !reflect.DeepEqual(required, []any{"name", "ratio", "mode", "inner"}) {
+		t.Errorf("required: %v", required)
+	}
+	if items := properties["tags"].(map[string]any)["items"]; !reflect.DeepEqual(items, map[string]any{"type": "string"}) {
+		t.Errorf("items: %v", items)
+	}
+}
+
+type Loop struct {
+	Next *Loop `json:"next"`
+}
+
+func TestSchemaRefusesWhatJSONCannotSay(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[map[int]string](),
+		reflect.TypeFor[chan int](),
+		reflect.TypeFor[Loop](),
+		reflect.TypeFor[func()](),
+	} {
+		if _, err := SchemaOf(typ); err == nil {
+			t.Errorf("%s: no error", typ)
+		}
+	}
+}
+
+type Greet struct {
+	Name string `json:"name"`
+}
+
+type Counted struct {
+	Words int `json:"words"`
+}
+
+func reset() {
+	tools = map[string]*tool{}
+	toolOrder = nil
+	registerError = nil
+}
+
+func TestToolsAnswerWithTextStructuredContentAndErrors(t *testing.T) {
+	reset()
+	Tool("greet", "Say hello", func(in Greet) (string, error) { return "Hello, " + in.Name + "!", nil }, ReadOnly())
+	Tool("count", "Count words", func(in Greet) (Counted, error) {
+		return Counted{Words: len(strings.Fields(in.Name))}, nil
+	}, Tasks(TaskOptional))
+	Tool("fail", "Fail", func(Greet) (*Result, error) { return nil, errors.New("no luck") })
+	Tool("refuse", "Refuse", func(Greet) (*Result, error) {
+		return nil, &PluginError{Code: CodeInvalidParams, Message: "not like that"}
+	})
+	Tool("panic", "Panic", func(Greet) (string, error) { panic("boom") })
+
+	listed, err := Tools()
+	if err != nil || len(listed) != 5 || listed[0].Name != "greet" || !listed[0].ReadOnly {
+		t.Fatalf("listed %v, %v", listed, err)
+	}
+	if listed[1].OutputSchema != `{"properties":{"words":{"type":"integer"}},"required":["words"],"type":"object"}` {
+		t.Errorf("output schema: %s", listed[1].OutputSchema)
+	}
+	if listed[1].TaskSupport != TaskOptional || listed[0].OutputSchema != "" {
+		t.Errorf("listing: %+v", listed)
+	}
+
+	result, err := CallTool("greet", `{"name":"Ada"}`)
+	if err != nil || result.IsError || result.Content[0].Text != "Hello, Ada!" {
+		t.Errorf("greet: %+v, %v", result, err)
+	}
+	result, err = CallTool("count", `{"name":"one two three"}`)
+	if err != nil || string(result.Structured) != `{"words":3}` || result.Content[0].Text != `{"words":3}` {
+		t.Errorf("count: %+v, %v", result, err)
+	}
+	result, err = CallTool("fail", `{"name":""}`)
+	if err != nil || !result.IsError || result.Content[0].Text != "no luck" {
+		t.Errorf("fail: %+v, %v", result, err)
+	}
+	var pluginError *PluginError
+	if _, err = CallTool("refuse", `{}`); !errors.As(err, &pluginError) || pluginError.Code != CodeInvalidParams {
+		t.Errorf("refuse: %v", err)
+	}
+	if _, err = CallTool("panic", `{}`); !errors.As(err, &pluginError) || pluginError.Code != CodeInternal ||
+		!strings.Contains(err.Error(), "boom") {
+		t.Errorf("panic: %v", err)
+	}
+	if _, err = CallTool("greet", `{"name": 5}`); !errors.As(err, &pluginError) || pluginError.Code != CodeInvalidParams {
+		t.Errorf("bad arguments: %v", err)
+	}
+	if _, err = CallTool("nope", `{}`); !errors.As(err, &pluginError) || pluginError.Code != CodeNotFound {
+		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+func TestRegistrationMistakesFailTheListing(t *testing.T) {
+	for _, register := range []func(){
+		func() { Tool("bad name", "", func(Greet) (string, error) { return "", nil }) },
+		func() {
+			Tool("twice", "", func(Greet) (string, error) { return "", nil })
+			Tool("twice", "", func(Greet) (string, error) { return "", nil })
+		},
+		func() { Tool("scalar", "", func(string) (string, error) { return "", nil }) },
+		func() { Tool("loop", "", func(Loop) (string, error) { return "", nil }) },
+	} {
+		reset()
+		register()
+		if _, err := Tools(); err == nil {
+			t.Errorf("a mistake was listed without an error")
+		}
+	}
+	reset()
+}
