@@ -23,20 +23,13 @@ import (
 func init() {
 	export_palisade_plugin_tools.ListToolsHook = listTools
 	export_palisade_plugin_tools.CallToolHook = callTool
-	// This SDK serves tools; the other interfaces of the world are empty.
-	export_palisade_plugin_resources.ListResourcesHook = func() []resources.Resource { return nil }
-	export_palisade_plugin_resources.ListResourceTemplatesHook = func() []resources.ResourceTemplate { return nil }
-	export_palisade_plugin_resources.ReadResourceHook = func(uri string) witTypes.Result[[]types.ResourceContents, types.PluginError] {
-		return witTypes.Err[[]types.ResourceContents](toWitError(&PluginError{Code: CodeNotFound, Message: "this plugin has no resources"}))
-	}
-	export_palisade_plugin_prompts.ListPromptsHook = func() []prompts.Prompt { return nil }
-	export_palisade_plugin_prompts.GetPromptHook = func(string, []witTypes.Tuple2[string, string]) witTypes.Result[prompts.PromptResult, types.PluginError] {
-		return witTypes.Err[prompts.PromptResult](toWitError(&PluginError{Code: CodeNotFound, Message: "this plugin has no prompts"}))
-	}
-	export_palisade_plugin_completion.CompletableHook = func() []completion.CompletionRef { return nil }
-	export_palisade_plugin_completion.CompleteHook = func(completion.CompletionRef, string, string, []witTypes.Tuple2[string, string]) witTypes.Result[completion.CompletionResult, types.PluginError] {
-		return witTypes.Err[completion.CompletionResult](toWitError(&PluginError{Code: CodeNotFound, Message: "this plugin completes nothing"}))
-	}
+	export_palisade_plugin_resources.ListResourcesHook = listResources
+	export_palisade_plugin_resources.ListResourceTemplatesHook = listTemplates
+	export_palisade_plugin_resources.ReadResourceHook = readResource
+	export_palisade_plugin_prompts.ListPromptsHook = listPrompts
+	export_palisade_plugin_prompts.GetPromptHook = getPrompt
+	export_palisade_plugin_completion.CompletableHook = completable
+	export_palisade_plugin_completion.CompleteHook = complete
 }
 
 func listTools() []witTools.Tool {
@@ -91,11 +84,7 @@ func callTool(name string, arguments string) witTypes.Result[witTools.CallResult
 	// The bindings' strings point into memory they free after the call: keep copies only.
 	result, err := CallTool(string([]byte(name)), string([]byte(arguments)))
 	if err != nil {
-		pluginError, ok := err.(*PluginError)
-		if !ok {
-			pluginError = &PluginError{Code: CodeInternal, Message: err.Error()}
-		}
-		return witTypes.Err[witTools.CallResult](toWitError(pluginError))
+		return witTypes.Err[witTools.CallResult](toWitError(asPluginError(err)))
 	}
 	content := make([]types.ContentBlock, 0, len(result.Content))
 	for _, block := range result.Content {
@@ -143,4 +132,137 @@ func optional(text string) witTypes.Option[string] {
 		return witTypes.None[string]()
 	}
 	return witTypes.Some(text)
+}
+
+func listResources() []resources.Resource {
+	listed := Resources()
+	out := make([]resources.Resource, 0, len(listed))
+	for _, info := range listed {
+		out = append(out, resources.Resource{
+			Uri:         info.URI,
+			Name:        info.Name,
+			Title:       optional(info.Title),
+			Description: optional(info.Description),
+			MimeType:    optional(info.MimeType),
+			Size:        witTypes.None[uint64](),
+			Annotations: witTypes.None[types.Annotations](),
+			Meta:        witTypes.None[string](),
+			File:        optional(info.File),
+		})
+	}
+	return out
+}
+
+func listTemplates() []resources.ResourceTemplate {
+	listed := Templates()
+	out := make([]resources.ResourceTemplate, 0, len(listed))
+	for _, info := range listed {
+		out = append(out, resources.ResourceTemplate{
+			UriTemplate: info.URITemplate,
+			Name:        info.Name,
+			Title:       optional(info.Title),
+			Description: optional(info.Description),
+			MimeType:    optional(info.MimeType),
+			Annotations: witTypes.None[types.Annotations](),
+			Meta:        witTypes.None[string](),
+		})
+	}
+	return out
+}
+
+func readResource(uri string) witTypes.Result[[]types.ResourceContents, types.PluginError] {
+	contents, err := ReadResource(string([]byte(uri)))
+	if err != nil {
+		return witTypes.Err[[]types.ResourceContents](toWitError(asPluginError(err)))
+	}
+	out := make([]types.ResourceContents, 0, len(contents))
+	for _, c := range contents {
+		body := types.MakeResourceBodyText(c.Text)
+		if c.Blob != nil {
+			body = types.MakeResourceBodyBlob(c.Blob)
+		}
+		out = append(out, types.ResourceContents{Uri: c.URI, MimeType: optional(c.MimeType), Body: body, Meta: witTypes.None[string]()})
+	}
+	return witTypes.Ok[[]types.ResourceContents, types.PluginError](out)
+}
+
+func listPrompts() []prompts.Prompt {
+	listed := Prompts()
+	out := make([]prompts.Prompt, 0, len(listed))
+	for _, info := range listed {
+		arguments := make([]prompts.PromptArgument, 0, len(info.Arguments))
+		for _, a := range info.Arguments {
+			arguments = append(arguments, prompts.PromptArgument{Name: a.Name, Title: optional(a.Title), Description: optional(a.Description), Required: a.Required})
+		}
+		out = append(out, prompts.Prompt{
+			Name:        info.Name,
+			Title:       optional(info.Title),
+			Description: optional(info.Description),
+			Arguments:   arguments,
+			Meta:        witTypes.None[string](),
+		})
+	}
+	return out
+}
+
+func pairs(list []witTypes.Tuple2[string, string]) map[string]string {
+	out := make(map[string]string, len(list))
+	for _, pair := range list {
+		out[string([]byte(pair.F0))] = string([]byte(pair.F1))
+	}
+	return out
+}
+
+func getPrompt(name string, arguments []witTypes.Tuple2[string, string]) witTypes.Result[prompts.PromptResult, types.PluginError] {
+	result, err := GetPrompt(string([]byte(name)), pairs(arguments))
+	if err != nil {
+		return witTypes.Err[prompts.PromptResult](toWitError(asPluginError(err)))
+	}
+	messages := make([]prompts.PromptMessage, 0, len(result.Messages))
+	for _, m := range result.Messages {
+		messages = append(messages, prompts.PromptMessage{Role: toWitRole(m.Role), Content: toWitContent(m.Content)})
+	}
+	return witTypes.Ok[prompts.PromptResult, types.PluginError](prompts.PromptResult{
+		Description: optional(result.Description),
+		Messages:    messages,
+		Meta:        witTypes.None[string](),
+	})
+}
+
+func completable() []completion.CompletionRef {
+	refs := Completable()
+	out := make([]completion.CompletionRef, 0, len(refs))
+	for _, ref := range refs {
+		if ref.Prompt != "" {
+			out = append(out, completion.MakeCompletionRefPrompt(ref.Prompt))
+		} else {
+			out = append(out, completion.MakeCompletionRefResourceTemplate(ref.Template))
+		}
+	}
+	return out
+}
+
+func complete(target completion.CompletionRef, argument string, value string, context []witTypes.Tuple2[string, string]) witTypes.Result[completion.CompletionResult, types.PluginError] {
+	var ref CompletionRef
+	if target.Tag() == completion.CompletionRef_Prompt {
+		ref.Prompt = string([]byte(target.Prompt()))
+	} else {
+		ref.Template = string([]byte(target.ResourceTemplate()))
+	}
+	values, err := Complete(ref, string([]byte(argument)), string([]byte(value)), pairs(context))
+	if err != nil {
+		return witTypes.Err[completion.CompletionResult](toWitError(asPluginError(err)))
+	}
+	return witTypes.Ok[completion.CompletionResult, types.PluginError](completion.CompletionResult{
+		Values:  values,
+		Total:   witTypes.None[uint32](),
+		HasMore: false,
+	})
+}
+
+func asPluginError(err error) *PluginError {
+	if pluginError, ok := err.(*PluginError); ok {
+		return pluginError
+	}
+	return &PluginError{Code: CodeInternal, Message: err.Error()}
 }

@@ -19,3 +19,13 @@ func hostCancelled() bool { return false }
 func hostRoots() []Root { return nil }
 
 func hostEnv(name string) (string, bool) { return "", false }
+
+func hostElicit(message, schema string) (*Elicitation, error) {
+	return nil, fmt.Errorf("no client to ask outside the host")
+}
+
+func hostSample(request SamplingRequest) (*SamplingResponse, error) {
+	return nil, fmt.Errorf("no client to ask outside the host")
+}
+
+func hostSecret(name string) (string, error) { return "", missingSecret(name) }

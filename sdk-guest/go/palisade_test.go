@@ -99,6 +99,10 @@ func reset() {
 	tools = map[string]*tool{}
 	toolOrder = nil
 	registerError = nil
+	registeredResources = nil
+	registeredTemplates = nil
+	registeredPrompts = map[string]*prompt{}
+	completers = map[CompletionRef]map[string]completer{}
 }
 
 func TestToolsAnswerWithTextStructuredContentAndErrors(t *testing.T) {
@@ -169,4 +173,65 @@ func TestRegistrationMistakesFailTheListing(t *testing.T) {
 		}
 	}
 	reset()
+}
+
+func TestResourcesAndTemplatesAreReadByURI(t *testing.T) {
+	reset()
+	defer reset()
+	Resource(ResourceInfo{URI: "notes://about", Name: "about", MimeType: "text/plain"}, func() ([]Contents, error) {
+		return []Contents{{Text: "about"}}, nil
+	})
+	ResourceTemplate(TemplateInfo{URITemplate: "notes://{folder}/{+rest}", Name: "note"}, func(uri string, variables map[string]string) ([]Contents, error) {
+		return []Contents{{Text: variables["folder"] + "|" + variables["rest"]}}, nil
+	})
+	contents, err := ReadResource("notes://about")
+	if err != nil || contents[0].Text != "about" || contents[0].URI != "notes://about" || contents[0].MimeType != "text/plain" {
+		t.Errorf("fixed: %+v, %v", contents, err)
+	}
+	contents, err = ReadResource("notes://my%20folder/a/b.md")
+	if err != nil || contents[0].Text != "my folder|a/b.md" {
+		t.Errorf("template: %+v, %v", contents, err)
+	}
+	var pluginError *PluginError
+	for _, uri := range []string{"notes://nofolder", "other://x/y", "notes:///x"} {
+		if _, err := ReadResource(uri); !errors.As(err, &pluginError) || pluginError.Code != CodeNotFound {
+			t.Errorf("%s: %v", uri, err)
+		}
+	}
+	for _, bad := range []string{"notes://{a}{b}", "notes://{", "notes://{a/b}"} {
+		reset()
+		ResourceTemplate(TemplateInfo{URITemplate: bad, Name: "x"}, nil)
+		if _, err := Tools(); err == nil {
+			t.Errorf("%s was accepted", bad)
+		}
+	}
+}
+
+func TestPromptsCheckRequiredArgumentsAndCompletionsAnswer(t *testing.T) {
+	reset()
+	defer reset()
+	Prompt(PromptInfo{Name: "review", Arguments: []PromptArgument{{Name: "code", Required: true}}}, func(arguments map[string]string) (*PromptResult, error) {
+		return &PromptResult{Messages: []Message{UserMessage("Review: " + arguments["code"])}}, nil
+	})
+	CompletePromptArgument("review", "code", func(value string, _ map[string]string) ([]string, error) {
+		return []string{value + "1", value + "2"}, nil
+	})
+	result, err := GetPrompt("review", map[string]string{"code": "x := 1"})
+	if err != nil || result.Messages[0].Content.Text != "Review: x := 1" || result.Messages[0].Role != RoleUser {
+		t.Errorf("get: %+v, %v", result, err)
+	}
+	var pluginError *PluginError
+	if _, err := GetPrompt("review", map[string]string{}); !errors.As(err, &pluginError) || pluginError.Code != CodeInvalidParams {
+		t.Errorf("missing argument: %v", err)
+	}
+	if refs := Completable(); len(refs) != 1 || refs[0].Prompt != "review" {
+		t.Errorf("completable: %v", refs)
+	}
+	values, err := Complete(CompletionRef{Prompt: "review"}, "code", "v", nil)
+	if err != nil || !reflect.DeepEqual(values, []string{"v1", "v2"}) {
+		t.Errorf("complete: %v, %v", values, err)
+	}
+	if values, err := Complete(CompletionRef{Prompt: "other"}, "code", "v", nil); err != nil || values != nil {
+		t.Errorf("nothing to complete: %v, %v", values, err)
+	}
 }

@@ -173,9 +173,12 @@ pub use serde_json;
 /// Use them for what the SDK does not wrap; everything here follows the WIT documentation.
 #[allow(missing_docs, clippy::all)]
 pub mod bindings {
+    // `wit-contract` is a symbolic link to the repository's `wit/`, the one copy of the contract:
+    // the path is inside the crate, so `cargo package` puts the files in the published crate
+    // (it follows the link), and a build from the repository reads `wit/` through it.
     wit_bindgen::generate!({
         world: "plugin",
-        path: "../wit",
+        path: "wit-contract",
         pub_export_macro: true,
         default_bindings_module: "palisade_sdk::bindings",
     });

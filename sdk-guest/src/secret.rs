@@ -26,6 +26,9 @@ mod bindings {
                 import store;
             }
         ",
+        // No WIT directory: without a `path`, the macro would also parse the crate's `wit/`,
+        // which holds the Go and C SDKs' world (`sdk.wit`) and does not resolve on its own.
+        path: [],
         world: "imports",
     });
 }

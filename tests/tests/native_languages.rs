@@ -135,7 +135,7 @@ fn go_sdk_unit_tests() {
     run(
         "go test (sdk-guest/go)",
         std::process::Command::new(&go)
-            .args(["test", "-count=1", "."])
+            .args(["test", "-count=1", ".", "./httpclient"])
             .current_dir(repo_root().join("sdk-guest/go"))
             .env("GOPROXY", "off")
             .env("GOTOOLCHAIN", "local")
@@ -167,4 +167,134 @@ fn c_sdk_unit_tests() {
             .arg(&binary),
     );
     run("json_test", &mut std::process::Command::new(&binary));
+}
+
+/// Proves: the Go example `query` finds the data files in the client's roots, describes one,
+/// filters, sorts and picks its rows (as structured content and a table), says which columns
+/// exist when asked for another, serves its prompt and completes the prompt's path, and cannot
+/// open a data file outside the roots.
+#[test]
+fn query_looks_into_data_files_in_the_roots() {
+    let dir = tempdir();
+    let root = dir.path().join("work");
+    write_file(
+        root.join("cities.csv"),
+        "name,country,population,capital\nParis,FR,2100000,true\nLyon,FR,520000,false\nBerlin,DE,3600000,true\nBonn,DE,330000,false\n",
+    );
+    write_file(
+        root.join("more/people.json"),
+        r#"[{"name": "Ada", "born": 1815}, {"name": "Grace", "born": 1906, "navy": true}]"#,
+    );
+    write_file(
+        root.join("more/events.jsonl"),
+        "{\"at\": 1}\n\n{\"at\": 2}\n",
+    );
+    write_file(root.join("notes.txt"), "not data\n");
+    write_file(dir.path().join("outside.csv"), "secret\nnot for plugins\n");
+    let root_arg = path_str(&root);
+    let mut s = Server::start(&[
+        "--no-watch",
+        "--plugin",
+        &plugin_arg("query"),
+        "--root",
+        &root_arg,
+    ]);
+    s.initialize(LATEST_VERSION);
+    s.wait_ready();
+
+    let r = s.call_tool("query_files", json!({}));
+    let mut files: Vec<String> = r["structuredContent"]["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|file| file["path"].as_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    let under = |name: &str| path_str(&root.join(name));
+    assert_eq!(
+        files,
+        [
+            under("cities.csv"),
+            under("more/events.jsonl"),
+            under("more/people.json")
+        ]
+    );
+
+    let r = s.call_tool("query_describe", json!({"path": under("cities.csv")}));
+    let description = &r["structuredContent"];
+    assert_eq!(description["rows"], 4, "{r}");
+    assert_eq!(
+        description["columns"],
+        json!([
+            {"name": "name", "type": "string"},
+            {"name": "country", "type": "string"},
+            {"name": "population", "type": "number"},
+            {"name": "capital", "type": "boolean"},
+        ])
+    );
+    let r = s.call_tool("query_describe", json!({"path": under("more/people.json")}));
+    assert_eq!(
+        r["structuredContent"]["columns"][2],
+        json!({"name": "navy", "type": "boolean"}),
+        "{r}"
+    );
+
+    let r = s.call_tool(
+        "query_query",
+        json!({
+            "path": under("cities.csv"),
+            "columns": ["name", "population"],
+            "where": [{"column": "population", "op": ">", "value": "500000"}],
+            "order_by": "population",
+            "descending": true,
+            "limit": 2,
+        }),
+    );
+    assert_eq!(
+        r["structuredContent"],
+        json!({
+            "columns": ["name", "population"],
+            "rows": [{"name": "Berlin", "population": 3600000}, {"name": "Paris", "population": 2100000}],
+            "matched": 3,
+        }),
+        "{r}"
+    );
+    assert!(tool_text(&r).contains("| Berlin | 3600000 |"), "{r}");
+    let r = s.call_tool(
+        "query_query",
+        json!({"path": under("cities.csv"), "where": [{"column": "size", "op": "=", "value": "1"}]}),
+    );
+    let text = error_text(&r, "has no column \"size\"");
+    assert!(
+        text.contains("name, country, population, capital"),
+        "{text}"
+    );
+
+    let r = s.call_tool(
+        "query_query",
+        json!({"path": path_str(&dir.path().join("outside.csv"))}),
+    );
+    let text = error_text(&r, "cannot open");
+    assert!(!text.contains("not for plugins"), "{text}");
+
+    let prompt = s.result(
+        "prompts/get",
+        json!({"name": "query_explore", "arguments": {"path": under("cities.csv")}}),
+    );
+    let text = prompt["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains(&under("cities.csv")), "{prompt}");
+    let completion = s.result(
+        "completion/complete",
+        json!({
+            "ref": {"type": "ref/prompt", "name": "query_explore"},
+            "argument": {"name": "path", "value": "PEOPLE"},
+        }),
+    );
+    assert_eq!(
+        completion["completion"]["values"],
+        json!([under("more/people.json")]),
+        "{completion}"
+    );
 }

@@ -970,3 +970,79 @@ fn weather_gets_the_current_weather_with_its_key() {
     let result = s.call_tool("net_current_weather", json!({ "city": "Atlantis" }));
     error_text(&result, "no city called \"Atlantis\"");
 }
+
+/// Proves: the Go SDK's client (net/http over wasi:http, `httpclient`) reaches granted hosts
+/// over HTTP and HTTPS (with the operator's authority), sends JSON with its length and a bearer
+/// secret (which the host hides again in the answer), is refused an ungranted host with the
+/// entry to add, and keeps its deadline and body limit; `http.Get` of a library goes the same
+/// way.
+#[test]
+fn go_net_http_reaches_granted_hosts_with_secrets_deadlines_and_limits() {
+    let api = FakeApi::start(|seen| match seen.route() {
+        "/hello" => Reply::json(200, json!({ "auth": seen.header("authorization") })),
+        "/items" => Reply::json(201, json!({ "got": seen.body_json() })),
+        "/slow" => Reply::text("late").after(Duration::from_secs(4)),
+        _ => Reply::not_found(),
+    });
+    let ungranted = FakeApi::start(|_| Reply::text("must not be reached"));
+    let dir = tempdir();
+    let (tls_api, ca) = tls_api(dir.path());
+    let section = with_token(&format!(
+        "{}\nca_file = {}",
+        network(&[&api, &tls_api]),
+        toml_str(&path_str(&ca))
+    ));
+    let mut s = serve(dir.path(), "http-go", &section);
+    let text = ok_text(&s.call_tool("net_get", json!({ "url": tls_api.url("/hello") })));
+    assert_eq!(text, "200 text/plain; charset=utf-8 hi over TLS");
+    let text = ok_text(&s.call_tool(
+        "net_get",
+        json!({ "url": tls_api.url("/hello"), "default": true }),
+    ));
+    assert_eq!(text, "200 text/plain; charset=utf-8 hi over TLS");
+
+    let text = ok_text(&s.call_tool(
+        "net_get",
+        json!({ "url": api.url("/hello"), "bearer_secret": "API_TOKEN" }),
+    ));
+    assert_eq!(
+        text,
+        "200 application/json {\"auth\":\"Bearer [secret API_TOKEN]\"}"
+    );
+    assert_eq!(
+        api.last().header("authorization"),
+        Some(&*format!("Bearer {TOKEN}"))
+    );
+    let text = ok_text(&s.call_tool(
+        "net_post_json",
+        json!({ "url": api.url("/items"), "value": { "title": "t" } }),
+    ));
+    assert_eq!(text, "201 application/json {\"got\":{\"title\":\"t\"}}");
+    assert_eq!(api.last().header("content-length"), Some("13"));
+
+    for default in [false, true] {
+        let result = s.call_tool(
+            "net_get",
+            json!({ "url": ungranted.url("/x"), "default": default }),
+        );
+        let text = error_text(&result, "host not granted");
+        assert!(text.contains(&ungranted.grant()), "{text}");
+    }
+    assert!(ungranted.seen().is_empty());
+
+    let started = Instant::now();
+    let result = s.call_tool(
+        "net_get",
+        json!({ "url": api.url("/slow"), "timeout_ms": 300 }),
+    );
+    error_text(&result, "deadline");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let result = s.call_tool(
+        "net_get",
+        json!({ "url": tls_api.url("/hello"), "max_body": 4 }),
+    );
+    error_text(&result, "the body is larger than 4 bytes");
+
+    let result = s.call_tool("net_reveal", json!({ "name": "NOT_GIVEN" }));
+    error_text(&result, "[plugins.PLUGIN.secrets]");
+}

@@ -1,0 +1,3 @@
+module query
+
+go 1.27.1
