@@ -143,6 +143,19 @@ enum Command {
         #[arg(long)]
         world: Option<String>,
     },
+    /// Write a plugin skeleton in a folder NAME: one tool, a Makefile (`make` builds NAME.wasm,
+    /// `make serve` serves it) and a README. The SDKs come from the Palisade checkout this
+    /// binary was built in (or --sdk) until they are published.
+    New {
+        /// The plugin's name: a-z, 0-9 and -, starting with a letter.
+        name: String,
+        /// Its language.
+        #[arg(long, value_enum)]
+        lang: palisade::authoring::new::Language,
+        /// A Palisade checkout to take the SDKs from.
+        #[arg(long, value_name = "DIR")]
+        sdk: Option<PathBuf>,
+    },
     /// Show the cluster of a configuration with [cluster]: whether its Redis answers and how
     /// fast, and the replicas seen in the last 15 seconds. Exits 1 when Redis does not answer
     /// or no replica is there.
@@ -232,6 +245,7 @@ fn main() -> ExitCode {
             | Command::Token { .. }
             | Command::Status { .. }
             | Command::Componentize { .. }
+            | Command::New { .. }
     );
     palisade::serve::init_logging(if talks_to_a_person { "warn" } else { "info" });
     let runtime = match palisade::serve::async_runtime() {
@@ -341,6 +355,28 @@ fn main() -> ExitCode {
                 };
                 let size = palisade::authoring::componentize::componentize(&request)?;
                 eprintln!("wrote {} ({size} bytes)", request.output.display());
+                Ok(())
+            }
+            Command::New { name, lang, sdk } => {
+                let request = palisade::authoring::new::Request {
+                    name,
+                    language: lang,
+                    sdk,
+                    parent: std::env::current_dir()?,
+                    palisade: std::env::current_exe()?,
+                };
+                let written = palisade::authoring::new::write(&request)?;
+                println!("wrote {}:", written.dir.display());
+                for file in &written.files {
+                    println!("  {file}");
+                }
+                for note in &written.notes {
+                    println!("note: {note}");
+                }
+                println!(
+                    "\nnext: cd {} && make && make serve   (the SDK comes from the checkout until it is published)",
+                    request.name
+                );
                 Ok(())
             }
             Command::Status { config } => {

@@ -298,3 +298,59 @@ fn query_looks_into_data_files_in_the_roots() {
         "{completion}"
     );
 }
+
+/// Proves: `palisade new NAME --lang L` writes a skeleton that `make` builds, from an empty
+/// folder, with the SDK from this checkout, and whose `greet` answers once served; for Go, C,
+/// C++ and Zig (the Rust, Python and JavaScript skeletons are checked by the unit tests of
+/// `authoring::new`, which build nothing).
+#[test]
+fn new_plugins_build_with_make_and_serve_in_go_c_cpp_and_zig() {
+    let dir = tempdir();
+    let venv = repo_root().join("target/lang-venv");
+    let zig = std::process::Command::new(venv.join("bin/python"))
+        .args([
+            "-c",
+            "import os, ziglang; print(os.path.dirname(ziglang.__file__))",
+        ])
+        .output()
+        .expect("the Zig of plugins/build.sh");
+    let zig_dir = String::from_utf8(zig.stdout).unwrap().trim().to_string();
+    let path = format!(
+        "{}:{zig_dir}:{}",
+        path_str(&venv.join("bin")),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut args = vec!["--no-watch".to_string()];
+    for language in ["go", "c", "cpp", "zig"] {
+        let name = format!("my-{language}");
+        run(
+            "palisade new",
+            std::process::Command::new(palisade_bin())
+                .args(["new", &name, "--lang", language])
+                .current_dir(dir.path()),
+        );
+        run(
+            &format!("make in {name}"),
+            std::process::Command::new("make")
+                .current_dir(dir.path().join(&name))
+                .env("PATH", &path)
+                .env("GOPROXY", "off")
+                .env("GOTOOLCHAIN", "local")
+                .env("GOFLAGS", "-modcacherw"),
+        );
+        let readme = std::fs::read_to_string(dir.path().join(&name).join("README.md")).unwrap();
+        assert!(readme.contains("until it is published"), "{readme}");
+        args.push("--plugin".into());
+        args.push(path_str(
+            &dir.path().join(&name).join(format!("{name}.wasm")),
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut s = Server::start(&args);
+    s.initialize(LATEST_VERSION);
+    s.wait_ready();
+    for language in ["go", "c", "cpp", "zig"] {
+        let r = s.call_tool(&format!("my-{language}_greet"), json!({"name": "new"}));
+        assert_eq!(ok_text(&r), "Hello, new!", "{language}");
+    }
+}

@@ -2,6 +2,7 @@
 //! component) and `palisade new` (a plugin skeleton in any supported language).
 
 pub mod componentize;
+pub mod new;
 pub mod sdk_wit;
 
 use std::path::PathBuf;
