@@ -10,7 +10,10 @@ The version is `[workspace.package] version` in the root Cargo.toml. Each of the
     sdk-guest/python/palisade_sdk/__init__.py;
   - the JavaScript SDK: `version` in sdk-guest/js/package.json, and the two in its
     package-lock.json (`npm ci` does not rewrite them);
-  - the WIT package: `package palisade:plugin@X.Y.Z;` in every wit/*.wit file;
+  - the WIT package: `package palisade:plugin@X.Y.Z;` in every wit/*.wit file, and the SDKs'
+    world `package palisade:sdk@X.Y.Z;` in sdk-guest/wit/sdk.wit;
+  - the Go SDK's `const Version = "X.Y.Z"` (sdk-guest/go/palisade.go) and the C SDK's
+    `#define PALISADE_SDK_VERSION "X.Y.Z"` (sdk-guest/c/palisade.h);
   - the deployment example's image tag (deploy/: `.../palisade:X.Y.Z`, kustomize's `newTag`);
   - every mention of `palisade:plugin@X.Y.Z` or `palisade:plugin/INTERFACE@X.Y.Z` (or of
     `palisade:plugin/A, B or C @X.Y.Z`) in the repository's text files (code that names an interface, the SDKs, the docs), except
@@ -37,7 +40,7 @@ SKIP_MENTIONS = {"CHANGELOG.md"}
 #: Text files scanned for mentions of the WIT package.
 TEXT_SUFFIXES = {
     ".rs", ".md", ".wit", ".py", ".js", ".mjs", ".ts", ".json", ".toml", ".txt", ".wat",
-    ".sh", ".yaml", ".yml",
+    ".sh", ".yaml", ".yml", ".go", ".c", ".h", ".cpp", ".zig",
 }
 MAX_TEXT_BYTES = 2 << 20
 
@@ -47,6 +50,9 @@ WIT_PACKAGE = re.compile(r"^\s*package\s+palisade:plugin@([^\s;]+)\s*;", re.MULT
 #: `palisade:plugin@V`, `palisade:plugin/tools@V`, and lists such as
 #: `palisade:plugin/tools, resources, prompts or completion @V`.
 WIT_MENTION = re.compile(r"palisade:plugin(?:/[a-z][a-z0-9, -]*)?@(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)")
+SDK_PACKAGE = re.compile(r"^\s*package\s+palisade:sdk@([^\s;]+)\s*;", re.MULTILINE)
+GO_VERSION = re.compile(r'^const Version = "([^"]*)"', re.MULTILINE)
+C_VERSION = re.compile(r'^#define PALISADE_SDK_VERSION "([^"]*)"', re.MULTILINE)
 PY_VERSION = re.compile(r"^__version__\s*=\s*[\"']([^\"']*)[\"']", re.MULTILINE)
 
 
@@ -91,6 +97,9 @@ def check(repo: Path) -> tuple[str | None, list[str]]:
     for path in all_files:
         if path.name != "Cargo.toml" or path == repo / "Cargo.toml":
             continue
+        # `palisade new`'s skeletons start the user's own plugin at its own version.
+        if (repo / "host/src/authoring/templates") in path.parents:
+            continue
         manifest = toml(path)
         if manifest is None:
             continue
@@ -129,6 +138,19 @@ def check(repo: Path) -> tuple[str | None, list[str]]:
             for part in key:
                 value = value.get(part) if isinstance(value, dict) else None
             agree(f"{rel(path)}: {'.'.join(repr(k) if k == '' else k for k in key)}", value)
+
+    # The Go and C SDKs, and the world they are generated from.
+    for relative, pattern, what in [
+        ("sdk-guest/go/palisade.go", GO_VERSION, "const Version"),
+        ("sdk-guest/c/palisade.h", C_VERSION, "PALISADE_SDK_VERSION"),
+        ("sdk-guest/wit/sdk.wit", SDK_PACKAGE, "package palisade:sdk@"),
+    ]:
+        path = repo / relative
+        try:
+            found = pattern.search(path.read_text(encoding="utf-8"))
+            agree(f"{rel(path)}: {what}", found and found.group(1))
+        except OSError as e:
+            problems.append(f"{rel(path)}: cannot read it: {e}")
 
     # The container image the deployment example builds and runs.
     for path in sorted((repo / "deploy").rglob("*")):

@@ -214,11 +214,10 @@ func query(in Query) (*palisade.Result, error) {
 	}
 	if in.OrderBy != "" {
 		sort.SliceStable(matched, func(i, j int) bool {
-			less := compare(matched[i][in.OrderBy], matched[j][in.OrderBy]) < 0
 			if in.Descending {
-				return compare(matched[j][in.OrderBy], matched[i][in.OrderBy]) < 0
+				i, j = j, i
 			}
-			return less
+			return compare(matched[i][in.OrderBy], matched[j][in.OrderBy]) < 0
 		})
 	}
 	limit := in.Limit

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a C, C++ or Zig plugin written with this SDK into a Palisade component:
 #   sdk-guest/c/build.sh DIR OUT.wasm
-# DIR holds the plugin's sources: *.c (C), *.cpp (C++), or Zig with main.zig as its root (or
+# DIR holds the plugin's sources: *.c (C), *.cpp or *.cc (C++), or Zig with main.zig as its root (or
 # its only .zig file). They are compiled with this SDK for wasm32-wasi as a reactor (a library:
 # the host calls its exports) and made a component by `palisade componentize`.
 # Tools, found on PATH unless named: clang-19 and clang++-19 with Debian's wasi-libc (C, C++;
@@ -43,7 +43,7 @@ if [[ ${#zig_files[@]} -gt 0 ]]; then
         -Mroot="$root" -Mpalisade="$work/palisade.zig" --name plugin.core)
 elif [[ ${#cpp_files[@]} -gt 0 ]]; then
     clangxx="${CLANGXX:-clang++-19}"
-    need "$clangxx" "install Debian's clang-19, lld-19, wasi-libc, libc++-19-dev-wasm32 and libc++abi-19-dev-wasm32, or set CLANGXX"
+    need "$clangxx" "install Debian's clang-19, lld-19, wasi-libc, libclang-rt-19-dev-wasm32, libc++-19-dev-wasm32 and libc++abi-19-dev-wasm32, or set CLANGXX"
     # Debian's wasi-libc has no exceptions or setjmp support.
     "$clangxx" --target=wasm32-wasi --sysroot="$sysroot" -mexec-model=reactor -O2 -fno-exceptions \
         -I"$sdk" -Wall -o "$core" "${cpp_files[@]}" -x c "${c_files[@]}" "${sdk_sources[@]}"

@@ -1,5 +1,5 @@
 /* JSON for the C SDK: a small strict parser (RFC 8259) into a tree, and the buffer that writes
- * JSON and text. No WebAssembly here: tests/c/json_test.c runs it natively. */
+ * JSON and text. No WebAssembly here: tests/json_test.c beside it runs it natively. */
 #include "palisade.h"
 
 #include <math.h>

@@ -11,7 +11,7 @@
 //	func main() {}
 //
 // Build with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared, then palisade componentize
-// (see the README).
+// (build.sh does both; see the README).
 package palisade
 
 import (
@@ -90,8 +90,8 @@ var (
 // In (already checked against In's schema by the host) and returns:
 //   - a string: the result is that text;
 //   - a *Result: the result as built;
-//   - any other type: its JSON is the structured result (the tool's output schema is Out's),
-//     and also the text of the result, for clients that read only text.
+//   - any other type: its JSON is the text of the result and, when Out is a struct (or a map),
+//     the structured result too, with Out's schema as the tool's output schema.
 //
 // An error returned is a failed call the model reads (isError), with the error's text. A
 // registration that is wrong (a bad name, a duplicate, a type JSON cannot say) makes the
@@ -176,7 +176,12 @@ func toResult(out any) (*Result, error) {
 	if err != nil {
 		return nil, &PluginError{Code: CodeInternal, Message: "the result is not JSON: " + err.Error()}
 	}
-	return &Result{Content: []Content{Text(string(text))}, Structured: text}, nil
+	result := &Result{Content: []Content{Text(string(text))}}
+	// MCP's structured content is an object; other values (lists, numbers) are text only.
+	if len(text) > 0 && text[0] == '{' {
+		result.Structured = text
+	}
+	return result, nil
 }
 
 // Tools lists the registered tools, in the order they were registered.

@@ -116,9 +116,10 @@ func TestToolsAnswerWithTextStructuredContentAndErrors(t *testing.T) {
 		return nil, &PluginError{Code: CodeInvalidParams, Message: "not like that"}
 	})
 	Tool("panic", "Panic", func(Greet) (string, error) { panic("boom") })
+	Tool("words", "List words", func(in Greet) ([]string, error) { return strings.Fields(in.Name), nil })
 
 	listed, err := Tools()
-	if err != nil || len(listed) != 5 || listed[0].Name != "greet" || !listed[0].ReadOnly {
+	if err != nil || len(listed) != 6 || listed[0].Name != "greet" || !listed[0].ReadOnly {
 		t.Fatalf("listed %v, %v", listed, err)
 	}
 	if listed[1].OutputSchema != `{"properties":{"words":{"type":"integer"}},"required":["words"],"type":"object"}` {
@@ -135,6 +136,11 @@ func TestToolsAnswerWithTextStructuredContentAndErrors(t *testing.T) {
 	result, err = CallTool("count", `{"name":"one two three"}`)
 	if err != nil || string(result.Structured) != `{"words":3}` || result.Content[0].Text != `{"words":3}` {
 		t.Errorf("count: %+v, %v", result, err)
+	}
+	// Structured content is an object: a list is the result's text only, with no output schema.
+	result, err = CallTool("words", `{"name":"a b"}`)
+	if err != nil || result.Structured != nil || result.Content[0].Text != `["a","b"]` || listed[5].OutputSchema != "" {
+		t.Errorf("words: %+v, %v, %q", result, err, listed[5].OutputSchema)
 	}
 	result, err = CallTool("fail", `{"name":""}`)
 	if err != nil || !result.IsError || result.Content[0].Text != "no luck" {

@@ -214,9 +214,17 @@ fn the_languages_benchmark_reports_every_row_and_the_peer() {
             "Rust",
             "Python",
             "JavaScript",
+            "Go",
+            "C",
+            "C++",
+            "Zig",
             "Rust, reused",
             "Python, reused",
             "JavaScript, reused",
+            "Go, reused",
+            "C, reused",
+            "C++, reused",
+            "Zig, reused",
             "peer Rust"
         ]
     );

@@ -46,7 +46,7 @@ pub enum AuthoringError {
     /// The input is a command, not a library.
     #[error(
         "{path} is a command (it exports `_start`); a plugin is a library: build it as a reactor \
-         (Go: -buildmode=c-shared; clang: -mexec-model=reactor; zig: -fno-entry -rdynamic)"
+         (Go: -buildmode=c-shared; clang and zig: -mexec-model=reactor, and for zig -fno-entry)"
     )]
     Command {
         /// The file.

@@ -11,7 +11,7 @@
 //	  - A response body larger than 10 MiB is an error when read, never cut short silently.
 //	  - Errors say what to do: a host without a grant names the `network` entry to add.
 //
-// It is a package of its own because net/http adds about 5 MB to a plugin: plugins that do
+// It is a package of its own because net/http adds about 7 MB to a plugin: plugins that do
 // not import it do not pay for it.
 package httpclient
 

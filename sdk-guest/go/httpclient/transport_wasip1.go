@@ -19,6 +19,9 @@ import (
 	witTypes "go.bytecodealliance.org/pkg/wit/types"
 )
 
+// What a request says it comes from unless it says otherwise.
+const userAgent = "palisade-go-sdk/0.2.0"
+
 // The largest piece written to a stream at once: wasi:http hosts accept 4096 bytes per
 // blocking write.
 const chunk = 4096
@@ -76,6 +79,10 @@ func (t *wasiTransport) RoundTrip(request *http.Request) (*http.Response, error)
 		body = read
 	}
 	var pairs []witTypes.Tuple2[string, []uint8]
+	// Some APIs (GitHub's among them) refuse a request without a User-Agent.
+	if request.Header.Get("user-agent") == "" {
+		pairs = append(pairs, witTypes.Tuple2[string, []uint8]{F0: "user-agent", F1: []byte(userAgent)})
+	}
 	for name, values := range request.Header {
 		for _, value := range values {
 			pairs = append(pairs, witTypes.Tuple2[string, []uint8]{F0: strings.ToLower(name), F1: []byte(value)})

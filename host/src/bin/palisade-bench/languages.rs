@@ -1,5 +1,5 @@
-//! The same `greet` tool written in Rust, Python and JavaScript: start-up with an empty and a
-//! warm compile cache, and the per-call cost of each against the native baseline.
+//! The same `greet` tool written in Rust, Python, JavaScript, Go, C, C++ and Zig: start-up with
+//! an empty and a warm compile cache, and the per-call cost of each against the native baseline.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -23,7 +23,8 @@ pub struct LanguageArgs {
     /// Starts with a warm cache per plugin; the median is reported.
     #[arg(long, default_value_t = 5)]
     starts: usize,
-    /// Where the example plugins are (hello.wasm, textkit-py.wasm, textkit-js.wasm).
+    /// Where the example plugins are (hello.wasm, textkit-py.wasm, textkit-js.wasm, hello-go.wasm,
+    /// hello-c.wasm, hello-cpp.wasm, hello-zig.wasm).
     #[arg(long, default_value = "target/plugins")]
     plugin_dir: PathBuf,
     /// Also write the results here, as JSON.
@@ -59,10 +60,14 @@ fn parse_peer_tool(value: &str) -> std::result::Result<(String, String), String>
 }
 
 /// The example plugins with the same `greet` tool: language, plugin name, wasm file name.
-const LANGUAGES: [(&str, &str, &str); 3] = [
+const LANGUAGES: [(&str, &str, &str); 7] = [
     ("Rust", "hello", "hello.wasm"),
     ("Python", "textkit-py", "textkit-py.wasm"),
     ("JavaScript", "textkit-js", "textkit-js.wasm"),
+    ("Go", "hello-go", "hello-go.wasm"),
+    ("C", "hello-c", "hello-c.wasm"),
+    ("C++", "hello-cpp", "hello-cpp.wasm"),
+    ("Zig", "hello-zig", "hello-zig.wasm"),
 ];
 
 /// How long from starting the server to its answer to `initialize`, and to the answer of its
@@ -111,13 +116,14 @@ pub fn run(args: LanguageArgs) -> Result<()> {
         .map(|(_, name, file)| (*name, args.plugin_dir.join(file)))
         .collect();
 
-    // Start-up, one plugin per server: the first start compiles into an empty cache, the next
-    // ones load from it.
+    // Start-up, one plugin per server: the first start compiles into the cache, where no
+    // compiled copy of this component is yet (it is keyed by the component's digest), the next
+    // ones load from it; the per-call servers then find every plugin compiled.
+    let cache = scratch.0.join("cache");
     let mut starts = Vec::new();
     for ((language, name, _), plugin) in LANGUAGES.iter().zip(&plugins) {
         let config = scratch.0.join(format!("{name}.toml"));
         std::fs::write(&config, bench_config(std::slice::from_ref(plugin))?)?;
-        let cache = scratch.0.join(format!("cache-{name}"));
         let tool = format!("{name}_greet");
         let size = std::fs::metadata(&plugin.1)?.len();
         let first = time_to_first_call(&palisade, &config, &cache, &tool)?;
@@ -187,7 +193,10 @@ pub fn run(args: LanguageArgs) -> Result<()> {
             s.p50_us / native.stats.p50_us
         );
     }
-    println!("\nresident memory, idle, the three plugins loaded and called");
+    println!(
+        "\nresident memory, idle, the {} plugins loaded and called",
+        LANGUAGES.len()
+    );
     for (label, rss) in ["fresh instances", "reuse = \"per-client\""]
         .iter()
         .zip(&memory)
@@ -286,8 +295,8 @@ fn many_plugins(
     Ok((empty, warm[warm.len() / 2]))
 }
 
-/// Per call: one server with the three plugins and the native baseline, one with the three
-/// plugins under `reuse = "per-client"` (their resource schemes would collide in one), and the
+/// Per call: one server with every language's plugin and the native baseline, one with them
+/// under `reuse = "per-client"` (their resource schemes would collide in one), and the
 /// peer's tools when asked, all interleaved. The rows, and the native one.
 fn per_call(
     palisade: &Path,
@@ -302,9 +311,9 @@ fn per_call(
         &reused,
         bench_config_with(plugins, "reuse = \"per-client\"\n")?,
     )?;
-    let cache = scratch.0.join("cache-all");
-    // The second server starts once the first has compiled the plugins into the cache: two
-    // compiling at once would share the cores, and wait past a call's timeout.
+    let cache = scratch.0.join("cache");
+    // The second server starts once the first has the plugins ready (compiled by the start-up
+    // runs; two compiling at once would share the cores and wait past a call's timeout).
     let mut first = StdioServer::start(palisade, &fresh, &cache)?;
     for (_, name, _) in LANGUAGES {
         first.call_when_ready(&Call::greet(&format!("{name}_greet")))?;

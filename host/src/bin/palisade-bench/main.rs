@@ -6,7 +6,8 @@
 //!   fuel metering on and off; start-up with 1 to 50 plugins; resident memory; a trivial call
 //!   while other clients attack another plugin. Prints tables and the targets, and writes
 //!   everything as JSON.
-//! - `palisade-bench languages`: the same `greet` tool written in Rust, Python and JavaScript:
+//! - `palisade-bench languages`: the same `greet` tool written in Rust, Python, JavaScript, Go,
+//!   C, C++ and Zig:
 //!   start-up with an empty and a warm compile cache, and the per-call cost of each.
 //! - `palisade-bench serve`: the server every measurement talks to. It is `palisade serve`
 //!   (the library's composition root, `palisade::serve`) with the baseline tools added, so the
