@@ -974,22 +974,30 @@ fn weather_gets_the_current_weather_with_its_key() {
 /// Proves: the Go SDK's client (net/http over wasi:http, `httpclient`) reaches granted hosts
 /// over HTTP and HTTPS (with the operator's authority), sends JSON with its length and a bearer
 /// secret (which the host hides again in the answer), is refused an ungranted host with the
-/// entry to add, and keeps its deadline and body limit; `http.Get` of a library goes the same
-/// way.
+/// entry to add, keeps its deadline and body limit, and follows redirects with every hop
+/// checked and credentials kept to their origin; `http.Get` of a library goes the same way.
 #[test]
 fn go_net_http_reaches_granted_hosts_with_secrets_deadlines_and_limits() {
-    let api = FakeApi::start(|seen| match seen.route() {
-        "/hello" => Reply::json(200, json!({ "auth": seen.header("authorization") })),
-        "/items" => Reply::json(201, json!({ "got": seen.body_json() })),
-        "/slow" => Reply::text("late").after(Duration::from_secs(4)),
+    let other = FakeApi::start(|seen| match seen.route() {
+        "/end" => Reply::json(200, json!({ "auth": seen.header("authorization") })),
         _ => Reply::not_found(),
     });
     let ungranted = FakeApi::start(|_| Reply::text("must not be reached"));
+    let (end, stray) = (other.url("/end"), ungranted.url("/x"));
+    let api = FakeApi::start(move |seen| match seen.route() {
+        "/hello" => Reply::json(200, json!({ "auth": seen.header("authorization") })),
+        "/items" => Reply::json(201, json!({ "got": seen.body_json() })),
+        "/slow" => Reply::text("late").after(Duration::from_secs(4)),
+        "/start" => Reply::redirect(302, &end),
+        "/elsewhere" => Reply::redirect(307, &stray),
+        "/loop" => Reply::redirect(302, "/loop"),
+        _ => Reply::not_found(),
+    });
     let dir = tempdir();
     let (tls_api, ca) = tls_api(dir.path());
     let section = with_token(&format!(
         "{}\nca_file = {}",
-        network(&[&api, &tls_api]),
+        network(&[&api, &tls_api, &other]),
         toml_str(&path_str(&ca))
     ));
     let mut s = serve(dir.path(), "http-go", &section);
@@ -1045,4 +1053,22 @@ fn go_net_http_reaches_granted_hosts_with_secrets_deadlines_and_limits() {
 
     let result = s.call_tool("net_reveal", json!({ "name": "NOT_GIVEN" }));
     error_text(&result, "[plugins.PLUGIN.secrets]");
+
+    // Redirects: every hop is checked by the host, and credentials stay with their origin
+    // (net/http alone would keep them for the same host name on another port).
+    let text = ok_text(&s.call_tool(
+        "net_get",
+        json!({ "url": api.url("/start"), "bearer_secret": "API_TOKEN" }),
+    ));
+    assert_eq!(text, "200 application/json {\"auth\":null}");
+    assert!(api.last().header("authorization").is_some());
+    let result = s.call_tool("net_get", json!({ "url": api.url("/elsewhere") }));
+    let text = error_text(&result, "host not granted");
+    assert!(text.contains(&ungranted.grant()), "{text}");
+    assert!(
+        ungranted.seen().is_empty(),
+        "the ungranted host was reached"
+    );
+    let result = s.call_tool("net_get", json!({ "url": api.url("/loop") }));
+    error_text(&result, "more than 5 redirects");
 }

@@ -70,6 +70,7 @@ func New(options ...Option) *http.Client {
 			if len(via) > settings.maxRedirects {
 				return fmt.Errorf(maxRedirectsExceeded, settings.maxRedirects)
 			}
+			dropCredentialsAcrossOrigins(request, via[0])
 			return nil
 		},
 	}
@@ -147,3 +148,18 @@ func (c *cappedBody) Read(p []byte) (int, error) {
 func (c *cappedBody) Close() error { return c.body.Close() }
 
 var errNoHost = errors.New("the URL has no host")
+
+// dropCredentialsAcrossOrigins removes credentials from a redirect to another origin (scheme,
+// host and port). net/http keeps them for the same host name on another port; the Rust SDK's
+// client does not, and neither does this one.
+func dropCredentialsAcrossOrigins(next, first *http.Request) {
+	if next.URL == nil || first.URL == nil {
+		return
+	}
+	if next.URL.Scheme == first.URL.Scheme && strings.EqualFold(next.URL.Host, first.URL.Host) {
+		return
+	}
+	for _, name := range []string{"Authorization", "Cookie", "Proxy-Authorization"} {
+		next.Header.Del(name)
+	}
+}

@@ -43,11 +43,31 @@ func TestABodyPastItsLimitIsAnErrorNotCutShort(t *testing.T) {
 func TestRedirectsStopAtTheLimit(t *testing.T) {
 	client := New(MaxRedirects(2))
 	via := make([]*http.Request, 3)
+	via[0], _ = http.NewRequest("GET", "https://api.example.com/a", nil)
 	if err := client.CheckRedirect(nil, via); err == nil || !strings.Contains(err.Error(), "more than 2 redirects") {
 		t.Errorf("three hops: %v", err)
 	}
-	if err := client.CheckRedirect(nil, via[:2]); err != nil {
-		t.Errorf("two hops: %v", err)
+	first, _ := http.NewRequest("GET", "https://api.example.com/a", nil)
+	first.Header.Set("Authorization", "Bearer t")
+	for _, c := range []struct {
+		url  string
+		kept bool
+	}{
+		{"https://api.example.com/b", true},
+		{"https://API.example.com/b", true},
+		{"https://api.example.com:8443/b", false},
+		{"http://api.example.com/b", false},
+		{"https://other.example.com/b", false},
+	} {
+		next, _ := http.NewRequest("GET", c.url, nil)
+		next.Header = first.Header.Clone()
+		next.Header.Set("Cookie", "c=1")
+		if err := client.CheckRedirect(next, []*http.Request{first}); err != nil {
+			t.Errorf("one hop: %v", err)
+		}
+		if kept := next.Header.Get("Authorization") != "" && next.Header.Get("Cookie") != ""; kept != c.kept {
+			t.Errorf("%s: credentials kept %v, want %v", c.url, kept, c.kept)
+		}
 	}
 	if err := New(MaxRedirects(0)).CheckRedirect(nil, nil); !errors.Is(err, http.ErrUseLastResponse) {
 		t.Errorf("no redirects: %v", err)
