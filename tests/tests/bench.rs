@@ -161,7 +161,8 @@ fn the_benchmark_suite_reports_every_measurement() {
 }
 
 /// `palisade-bench languages` runs end to end, with another MCP server as its peer (here
-/// Palisade itself, serving the Rust example), and reports every row it promises.
+/// Palisade itself, serving the Rust example, behind a command that does not exit when its
+/// stdin closes), and reports every row it promises.
 #[test]
 fn the_languages_benchmark_reports_every_row_and_the_peer() {
     let palisade = palisade_bin();
@@ -173,8 +174,11 @@ fn the_languages_benchmark_reports_every_row_and_the_peer() {
             toml_str(&plugin_arg("hello"))
         ),
     );
+    // The peer's command lingers after its server exits, as a server that ignores stdin's end
+    // would: palisade-bench must kill it (all of it: the `sleep` holds the output pipes this
+    // test reads to their end) rather than wait.
     let peer = format!(
-        "RUST_LOG=warn {} serve --no-watch --config {} --cache-dir {}",
+        "RUST_LOG=warn {} serve --no-watch --config {} --cache-dir {}; sleep 600",
         path_str(&palisade),
         path_str(&peer_config),
         path_str(&dir.path().join("peer-cache"))

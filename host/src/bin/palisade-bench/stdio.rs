@@ -72,12 +72,18 @@ pub fn serve_command(palisade: &Path, config: &Path, cache: &Path) -> Command {
 /// How long [`StdioServer::call_when_ready`] waits for a plugin still loading.
 const LOADING_PATIENCE: Duration = Duration::from_secs(600);
 
+/// How long a server may take to exit once its stdin closes; then it is killed, with all it
+/// started (a peer's command may leave a process behind that never reads stdin).
+const EXIT_PATIENCE: Duration = Duration::from_secs(3);
+
 /// The benchmark's server over stdio, in a 2025-11-25 session.
 pub struct StdioServer {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
+    /// The server leads a process group of its own (peers do), killed whole if it lingers.
+    group: bool,
 }
 
 impl StdioServer {
@@ -89,9 +95,17 @@ impl StdioServer {
 
     /// Starts another MCP server, `command_line` run by `sh -c`, and opens a session.
     pub fn start_peer(command_line: &str) -> Result<StdioServer> {
+        use std::os::unix::process::CommandExt as _;
         let mut command = Command::new("sh");
-        command.arg("-c").arg(command_line).stderr(Stdio::inherit());
-        StdioServer::spawn(command).with_context(|| format!("starting the peer `{command_line}`"))
+        command
+            .arg("-c")
+            .arg(command_line)
+            .stderr(Stdio::inherit())
+            .process_group(0);
+        let mut server = StdioServer::spawn(command)
+            .with_context(|| format!("starting the peer `{command_line}`"))?;
+        server.group = true;
+        Ok(server)
     }
 
     fn spawn(mut command: Command) -> Result<StdioServer> {
@@ -104,6 +118,7 @@ impl StdioServer {
             stdout: BufReader::new(child.stdout.take().context("stdout")?),
             child,
             next_id: 0,
+            group: false,
         };
         server.request(
             "initialize",
@@ -118,12 +133,36 @@ impl StdioServer {
         self.child.id()
     }
 
-    /// Closes stdin and waits for the server to exit.
+    /// Closes stdin and waits for the server to exit, at most [`EXIT_PATIENCE`]; then kills it
+    /// (and, for a peer, every process of its group) and says so.
     pub fn stop(self) {
         let StdioServer {
-            mut child, stdin, ..
+            mut child,
+            stdin,
+            group,
+            ..
         } = self;
         drop(stdin);
+        let deadline = Instant::now() + EXIT_PATIENCE;
+        // std has no wait with a timeout: look every few milliseconds until the deadline.
+        while Instant::now() < deadline {
+            match child.try_wait() {
+                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                Ok(Some(_)) | Err(_) => return,
+            }
+        }
+        eprintln!(
+            "palisade-bench: process {} did not exit within {} s of its stdin closing: killed",
+            child.id(),
+            EXIT_PATIENCE.as_secs()
+        );
+        if group {
+            // kill(1) takes a negative id for the group, without an unsafe libc call.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+        }
+        let _ = child.kill();
         let _ = child.wait();
     }
 
