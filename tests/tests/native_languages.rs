@@ -336,7 +336,9 @@ fn new_plugins_build_with_make_and_serve_in_go_c_cpp_and_zig() {
                 .env("PATH", &path)
                 .env("GOPROXY", "off")
                 .env("GOTOOLCHAIN", "local")
-                .env("GOFLAGS", "-modcacherw"),
+                .env("GOFLAGS", "-modcacherw")
+                // `make` runs `palisade compile` into the default cache: this test's own.
+                .env("XDG_CACHE_HOME", dir.path().join("cache")),
         );
         let readme = std::fs::read_to_string(dir.path().join(&name).join("README.md")).unwrap();
         assert!(readme.contains("until it is published"), "{readme}");

@@ -59,8 +59,14 @@ fn check_unix(dir: &Path) -> anyhow::Result<()> {
     for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
         let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
         let path = entry.path();
-        let meta =
-            std::fs::symlink_metadata(&path).with_context(|| format!("{}", path.display()))?;
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            // Another palisade sharing the cache renamed or removed it since the listing (its
+            // temporary file became an entry): what is gone cannot be loaded, and an entry is
+            // checked again when it is loaded.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("{}", path.display())),
+        };
         anyhow::ensure!(
             !meta.file_type().is_symlink(),
             "{} is a symbolic link; it holds only files the server wrote (remove it)",
