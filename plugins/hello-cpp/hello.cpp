@@ -1,4 +1,5 @@
-// The Rust `hello` example's `greet`, in C++ with Palisade's C SDK (sdk-guest/c).
+// The Rust `hello` example's `greet`, in C++ with Palisade's C SDK (sdk-guest/c). Below this
+// comment it is also what `palisade new --lang cpp` writes (host/src/authoring/new.rs).
 #include <palisade.h>
 
 #include <string>

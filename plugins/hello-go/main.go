@@ -1,4 +1,5 @@
-// The Rust `hello` example's `greet`, in Go with Palisade's Go SDK (sdk-guest/go).
+// The Rust `hello` example's `greet`, in Go with Palisade's Go SDK (sdk-guest/go). Below this
+// comment it is also what `palisade new --lang go` writes (host/src/authoring/new.rs).
 package main
 
 import palisade "github.com/palisade-mcp/palisade/sdk-guest/go"

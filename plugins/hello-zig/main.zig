@@ -1,5 +1,6 @@
 //! The Rust `hello` example's `greet`, in Zig with Palisade's C SDK (sdk-guest/c), whose
 //! header the build turns into Zig declarations (`zig translate-c`) imported as "palisade".
+//! Below this comment it is also what `palisade new --lang zig` writes (host/src/authoring/new.rs).
 const p = @import("palisade");
 
 fn greet(arguments: ?*const p.palisade_json, result: ?*p.palisade_result, data: ?*anyopaque) callconv(.c) void {

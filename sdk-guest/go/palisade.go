@@ -202,11 +202,7 @@ func CallTool(name string, arguments string) (result *Result, err error) {
 	if !ok {
 		return nil, &PluginError{Code: CodeNotFound, Message: fmt.Sprintf("no tool %q", name)}
 	}
-	defer func() {
-		if recovered := recover(); recovered != nil {
-			result, err = nil, &PluginError{Code: CodeInternal, Message: fmt.Sprintf("the tool panicked: %v", recovered)}
-		}
-	}()
+	defer failOnPanic("the tool", &err)
 	return found.call([]byte(arguments))
 }
 
@@ -232,3 +228,11 @@ type PluginError struct {
 }
 
 func (e *PluginError) Error() string { return e.Message }
+
+// failOnPanic, deferred by what runs the plugin's own code, turns a panic there into an internal
+// error that says what panicked. (A panic leaves the results unset: the return never ran.)
+func failOnPanic(what string, err *error) {
+	if recovered := recover(); recovered != nil {
+		*err = &PluginError{Code: CodeInternal, Message: fmt.Sprintf("%s panicked: %v", what, recovered)}
+	}
+}

@@ -91,11 +91,7 @@ func GetPrompt(name string, arguments map[string]string) (result *PromptResult, 
 	if !ok {
 		return nil, &PluginError{Code: CodeNotFound, Message: fmt.Sprintf("no prompt %q", name)}
 	}
-	defer func() {
-		if recovered := recover(); recovered != nil {
-			result, err = nil, &PluginError{Code: CodeInternal, Message: fmt.Sprintf("the prompt panicked: %v", recovered)}
-		}
-	}()
+	defer failOnPanic("the prompt", &err)
 	for _, argument := range found.info.Arguments {
 		if _, given := arguments[argument.Name]; argument.Required && !given {
 			return nil, &PluginError{Code: CodeInvalidParams, Message: fmt.Sprintf("the argument %q is required", argument.Name)}
@@ -152,10 +148,6 @@ func Complete(ref CompletionRef, argument, value string, context map[string]stri
 	if !ok {
 		return nil, nil
 	}
-	defer func() {
-		if recovered := recover(); recovered != nil {
-			values, err = nil, &PluginError{Code: CodeInternal, Message: fmt.Sprintf("completion panicked: %v", recovered)}
-		}
-	}()
+	defer failOnPanic("completion", &err)
 	return complete(value, context)
 }

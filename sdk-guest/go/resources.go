@@ -105,11 +105,7 @@ func Templates() []TemplateInfo {
 // ReadResource reads `uri` as the host does: a fixed resource, else the first template that
 // matches; for tests of a plugin.
 func ReadResource(uri string) (contents []Contents, err error) {
-	defer func() {
-		if recovered := recover(); recovered != nil {
-			contents, err = nil, &PluginError{Code: CodeInternal, Message: fmt.Sprintf("reading %s panicked: %v", uri, recovered)}
-		}
-	}()
+	defer failOnPanic("reading "+uri, &err)
 	for _, r := range registeredResources {
 		if r.info.URI == uri {
 			contents, err = r.read()

@@ -182,3 +182,17 @@ pub(crate) fn wait_for_output(mut child: Child, timeout: Duration) -> RunOutput 
         stderr: err.join().unwrap(),
     }
 }
+
+/// Runs `command` to its end and fails the test, with its output, unless it succeeds: a build
+/// step or another program's own tests. `what` names it in the failure.
+pub fn run_to_success(what: &str, command: &mut Command) {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\n--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

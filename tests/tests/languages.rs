@@ -348,16 +348,11 @@ fn a_second_start_loads_both_from_the_compile_cache() {
 
 /// Runs `program args` in `dir` and fails the test, with its output, unless it succeeds.
 fn run_unit_tests(what: &str, program: &Path, args: &[&str], dir: &Path, hint: &str) {
-    let out = std::process::Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e} ({hint})", program.display()));
-    assert!(
-        out.status.success(),
-        "{what} failed:\n--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    run_to_success(
+        &format!("{what} ({}; {hint})", program.display()),
+        std::process::Command::new(program)
+            .args(args)
+            .current_dir(dir),
     );
 }
 

@@ -115,24 +115,12 @@ fn sandbox_holds_for_zig() {
     sandbox_holds("zig");
 }
 
-fn run(what: &str, command: &mut std::process::Command) {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed:\n--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Proves: the Go SDK's unit tests pass (schemas from struct types and tags, results, errors,
 /// registration mistakes), with the Go that plugins/build.sh installs.
 #[test]
 fn go_sdk_unit_tests() {
     let go = repo_root().join("target/lang-venv/bin/go");
-    run(
+    run_to_success(
         "go test (sdk-guest/go)",
         std::process::Command::new(&go)
             .args(["test", "-count=1", ".", "./httpclient"])
@@ -150,7 +138,7 @@ fn c_sdk_unit_tests() {
     let sdk = repo_root().join("sdk-guest/c");
     let out = tempdir();
     let binary = out.path().join("json_test");
-    run(
+    run_to_success(
         "cc sdk-guest/c/tests/json_test.c",
         std::process::Command::new("cc")
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
@@ -166,7 +154,7 @@ fn c_sdk_unit_tests() {
             .args(["-lm", "-o"])
             .arg(&binary),
     );
-    run("json_test", &mut std::process::Command::new(&binary));
+    run_to_success("json_test", &mut std::process::Command::new(&binary));
 }
 
 /// Proves: the Go example `query` finds the data files in the client's roots, describes one,
@@ -323,13 +311,13 @@ fn new_plugins_build_with_make_and_serve_in_go_c_cpp_and_zig() {
     let mut args = vec!["--no-watch".to_string()];
     for language in ["go", "c", "cpp", "zig"] {
         let name = format!("my-{language}");
-        run(
+        run_to_success(
             "palisade new",
             std::process::Command::new(palisade_bin())
                 .args(["new", &name, "--lang", language])
                 .current_dir(dir.path()),
         );
-        run(
+        run_to_success(
             &format!("make in {name}"),
             std::process::Command::new("make")
                 .current_dir(dir.path().join(&name))

@@ -55,6 +55,7 @@ type Files = &'static [(&'static str, &'static str)];
 
 const README: &str = include_str!("templates/README.md");
 
+/// The files written as they are (with `{{...}}` filled in).
 fn files(language: Language) -> Files {
     match language {
         Language::Rust => &[
@@ -76,22 +77,55 @@ fn files(language: Language) -> Files {
         ],
         Language::Go => &[
             ("go.mod", include_str!("templates/go/go.mod")),
-            ("main.go", include_str!("templates/go/main.go")),
             ("Makefile", include_str!("templates/go/Makefile")),
         ],
-        Language::C => &[
-            ("main.c", include_str!("templates/c/main.c")),
-            ("Makefile", include_str!("templates/c/Makefile")),
-        ],
-        Language::Cpp => &[
-            ("main.cpp", include_str!("templates/cpp/main.cpp")),
-            ("Makefile", include_str!("templates/cpp/Makefile")),
-        ],
-        Language::Zig => &[
-            ("main.zig", include_str!("templates/zig/main.zig")),
-            ("Makefile", include_str!("templates/zig/Makefile")),
-        ],
+        // One Makefile for the three: sdk-guest/c/build.sh tells them apart by their files.
+        Language::C | Language::Cpp | Language::Zig => {
+            &[("Makefile", include_str!("templates/c/Makefile"))]
+        }
     }
+}
+
+/// The main source of a Go, C, C++ or Zig skeleton: that language's `hello` example, which the
+/// tests build and serve, under an opening comment of the new plugin's own (its path, the
+/// example, and that comment).
+fn example_source(language: Language) -> Option<(&'static str, &'static str, &'static str)> {
+    match language {
+        Language::Go => Some((
+            "main.go",
+            include_str!("../../../plugins/hello-go/main.go"),
+            "// {{name}}: a Palisade plugin.",
+        )),
+        Language::C => Some((
+            "main.c",
+            include_str!("../../../plugins/hello-c/hello.c"),
+            "/* {{name}}: a Palisade plugin. */",
+        )),
+        Language::Cpp => Some((
+            "main.cpp",
+            include_str!("../../../plugins/hello-cpp/hello.cpp"),
+            "// {{name}}: a Palisade plugin.",
+        )),
+        Language::Zig => Some((
+            "main.zig",
+            include_str!("../../../plugins/hello-zig/main.zig"),
+            "//! {{name}}: a Palisade plugin, with the C SDK's header imported as \"palisade\".",
+        )),
+        Language::Rust | Language::Python | Language::Javascript => None,
+    }
+}
+
+/// `example` with its opening comment lines replaced by `header`.
+fn with_header(example: &str, header: &str) -> String {
+    let body: Vec<&str> = example
+        .lines()
+        .skip_while(|line| {
+            ["//", "/*", " *"]
+                .iter()
+                .any(|start| line.starts_with(start))
+        })
+        .collect();
+    format!("{header}\n{}\n", body.join("\n"))
 }
 
 /// What the README says of each language, beyond the common part.
@@ -223,9 +257,15 @@ pub fn write(request: &Request) -> Result<Written, AuthoringError> {
             )
             .replace("{{language_notes}}", &notes)
     };
+    let example = example_source(request.language)
+        .map(|(path, example, header)| (path, with_header(example, header)));
+    let texts = files(request.language)
+        .iter()
+        .map(|&(path, text)| (path, text.to_string()))
+        .chain(example)
+        .chain(std::iter::once(("README.md", README.to_string())));
     let mut written = Vec::new();
-    let readme = std::iter::once(("README.md", README));
-    for (path, text) in files(request.language).iter().copied().chain(readme) {
+    for (path, text) in texts {
         let target = dir.join(path);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|source| AuthoringError::Write {
@@ -233,7 +273,7 @@ pub fn write(request: &Request) -> Result<Written, AuthoringError> {
                 source,
             })?;
         }
-        std::fs::write(&target, fill(text)).map_err(|source| AuthoringError::Write {
+        std::fs::write(&target, fill(&text)).map_err(|source| AuthoringError::Write {
             path: target.clone(),
             source,
         })?;
