@@ -45,6 +45,9 @@ pub struct AuditRecord<'a> {
     pub limit: Option<&'static str>,
     /// Fuel the call burned.
     pub fuel_used: u64,
+    /// Where the instance that ran it came from (`new`, `built-ahead`, `kept`); `None` if none
+    /// ran it.
+    pub instance: Option<&'static str>,
     /// How long the call took.
     pub duration: Duration,
 }
@@ -150,6 +153,9 @@ impl AuditLog {
             "fuel_used": record.fuel_used,
             "duration_ms": record.duration.as_secs_f64() * 1000.0,
         });
+        if let (Some(instance), Some(map)) = (record.instance, line.as_object_mut()) {
+            map.insert("instance".into(), instance.into());
+        }
         if let (Some(detail), Some(map)) = (record.detail, line.as_object_mut()) {
             map.insert("detail".into(), detail.into());
         }
@@ -304,6 +310,7 @@ mod tests {
             detail: None,
             limit: None,
             fuel_used: 1234,
+            instance: Some("new"),
             duration: Duration::from_millis(3),
         }
     }
@@ -333,6 +340,7 @@ mod tests {
         assert_eq!(line["client"], "alice");
         assert_eq!(line["outcome"], "ok");
         assert_eq!(line["fuel_used"], 1234);
+        assert_eq!(line["instance"], "new");
         assert_eq!(line["arguments_sha256"].as_str().unwrap().len(), 64);
         assert!(!text.contains("secret"), "arguments leaked: {text}");
     }

@@ -59,7 +59,7 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
         out,
         "limits: fuel_per_call={} fuel_per_second={} fuel_burst={} timeout_ms={} memory_mib={} \
          output_kib={} calls_per_minute={} calls_per_minute_per_client={} concurrent_calls={} \
-         questions_per_call={}",
+         questions_per_call={} cores={}",
         l.fuel_per_call,
         l.fuel_per_second,
         l.fuel_burst,
@@ -69,7 +69,8 @@ pub async fn inspect(runtime: &Runtime, config: PluginConfig) -> Result<String> 
         l.calls_per_minute,
         l.calls_per_minute_per_client,
         l.concurrent_calls,
-        l.questions_per_call
+        l.questions_per_call,
+        l.cores
     )?;
     let contract = ty
         .exports(&runtime.engine)

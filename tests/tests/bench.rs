@@ -222,6 +222,20 @@ fn the_languages_benchmark_reports_every_row_and_the_peer() {
             "C",
             "C++",
             "Zig",
+            "Rust, 2 ms apart",
+            "Python, 2 ms apart",
+            "JavaScript, 2 ms apart",
+            "Go, 2 ms apart",
+            "C, 2 ms apart",
+            "C++, 2 ms apart",
+            "Zig, 2 ms apart",
+            "Rust, made on call",
+            "Python, made on call",
+            "JavaScript, made on call",
+            "Go, made on call",
+            "C, made on call",
+            "C++, made on call",
+            "Zig, made on call",
             "Rust, reused",
             "Python, reused",
             "JavaScript, reused",
@@ -229,7 +243,8 @@ fn the_languages_benchmark_reports_every_row_and_the_peer() {
             "C, reused",
             "C++, reused",
             "Zig, reused",
-            "peer Rust"
+            "peer Rust",
+            "native, 2 ms apart"
         ]
     );
     let ratios = report["peer_ratios"].as_array().unwrap();

@@ -1,6 +1,7 @@
-//! `reuse = "per-client"`: an instance serves later calls of the same client, and only while
-//! nothing says it should not. misbehave's `leftovers` tells: "clean" from a fresh instance,
-//! "dirty" from one an earlier call marked.
+//! Instances between calls. Fresh ones are built ahead of the calls that take them
+//! (`ready_instances`) and are still fresh; with `reuse = "per-client"` an instance serves later
+//! calls of the same client, and only while nothing says it should not. misbehave's `leftovers`
+//! tells: "clean" from a fresh instance, "dirty" from one an earlier call marked.
 
 use palisade_tests::*;
 use serde_json::{Value, json};
@@ -35,6 +36,61 @@ fn without_reuse_every_call_starts_clean() {
     for _ in 0..3 {
         assert_eq!(leftovers(&mut s), "clean");
     }
+}
+
+/// Where each audited call's instance came from, in order, once `calls` calls are written.
+fn instance_sources(dir: &TempDir, calls: usize) -> Vec<String> {
+    let audit = dir.path().join("audit.jsonl");
+    poll_until(
+        secs(10),
+        || {
+            std::fs::read_to_string(&audit)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter_map(|l| l["instance"].as_str().map(str::to_string))
+                .collect::<Vec<_>>()
+        },
+        |sources| sources.len() >= calls,
+    )
+}
+
+fn audited_server(dir: &TempDir, settings: &str) -> Server {
+    let config = config(dir, settings, "[audit]\npath = \"audit.jsonl\"\n");
+    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
+    s.initialize(LATEST_VERSION);
+    s
+}
+
+#[test]
+fn fresh_instances_are_built_ahead_and_each_starts_clean() {
+    let dir = tempdir();
+    let mut s = audited_server(&dir, "");
+    // The first call finds none ready; the next ones take those built since, each clean
+    // although the call before marked its own.
+    for _ in 0..12 {
+        assert_eq!(leftovers(&mut s), "clean");
+    }
+    let sources = instance_sources(&dir, 12);
+    assert_eq!(sources[0], "new", "{sources:?}");
+    assert!(
+        sources.iter().any(|s| s == "built-ahead"),
+        "no call took an instance built ahead: {sources:?}"
+    );
+    assert!(sources.iter().all(|s| s == "new" || s == "built-ahead"));
+    // A call that fails is followed by a clean one too.
+    error_text(&s.call_tool("misbehave_panic", json!({})), "panicked");
+    assert_eq!(leftovers(&mut s), "clean");
+}
+
+#[test]
+fn with_ready_instances_0_every_instance_is_made_by_its_call() {
+    let dir = tempdir();
+    let mut s = audited_server(&dir, "ready_instances = 0");
+    for _ in 0..6 {
+        assert_eq!(leftovers(&mut s), "clean");
+    }
+    assert_eq!(instance_sources(&dir, 6), vec!["new"; 6]);
 }
 
 #[test]
@@ -191,6 +247,12 @@ fn reuse_settings_are_checked() {
             "reuse = \"per-client\"\nreuse_memory_mib = 512",
             "reuse_memory_mib is above limits.memory_mib (128 MiB)",
         ),
+        (
+            "reuse = \"per-client\"\nready_instances = 2",
+            "ready_instances applies only to fresh instances",
+        ),
+        ("ready_instances = 9", "ready_instances is above 8"),
+        ("[plugins.misbehave.limits]\ncores = 0", "limits.cores = 0"),
     ] {
         let config = config(&dir, settings, "");
         let out = assert_serve_refused(&["--config", &path_str(&config)], "palisade.toml");

@@ -50,8 +50,8 @@ pub struct CallStats {
     /// Microseconds the call waited for an instance (a pool slot, a kept instance) before its
     /// code ran (for traces).
     pub instance_wait_us: std::sync::atomic::AtomicU64,
-    /// Whether the call ran in an instance kept from an earlier call (`reuse = "per-client"`).
-    pub reused_instance: std::sync::atomic::AtomicBool,
+    /// Where the call's instance came from ([`InstanceSource`]), once it has one.
+    instance: std::sync::atomic::AtomicU8,
     /// What the plugin reached for and was refused (a host, an environment variable), with why,
     /// so the client learns it even when the plugin's own error does not say.
     pub denied: parking_lot::Mutex<Vec<String>>,
@@ -60,7 +60,44 @@ pub struct CallStats {
     pub unreachable: parking_lot::Mutex<Vec<String>>,
 }
 
+/// Where a call's instance came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstanceSource {
+    /// Made for the call, while it waited.
+    New = 1,
+    /// Made before the call came, and used by no other call (`ready.rs`).
+    BuiltAhead = 2,
+    /// Kept from the same client's earlier call (`reuse = "per-client"`).
+    Kept = 3,
+}
+
+impl InstanceSource {
+    /// Its name in the audit log, metrics and traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            InstanceSource::New => "new",
+            InstanceSource::BuiltAhead => "built-ahead",
+            InstanceSource::Kept => "kept",
+        }
+    }
+}
+
 impl CallStats {
+    /// Notes where the call's instance came from.
+    pub fn set_instance(&self, source: InstanceSource) {
+        (self.instance).store(source as u8, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Where the call's instance came from; `None` if no instance ran it.
+    pub fn instance(&self) -> Option<InstanceSource> {
+        match self.instance.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => Some(InstanceSource::New),
+            2 => Some(InstanceSource::BuiltAhead),
+            3 => Some(InstanceSource::Kept),
+            _ => None,
+        }
+    }
+
     /// Notes that the plugin was refused `what`; the first few are kept.
     pub fn note_denied(&self, what: String) {
         note(&self.denied, what);

@@ -49,6 +49,7 @@ mod call;
 pub mod compile_progress;
 mod compose;
 mod copy_bound;
+mod cores;
 mod engine;
 mod error;
 mod gate;
@@ -60,18 +61,20 @@ mod keyvalue;
 pub mod kind;
 mod limits;
 mod link;
+mod live;
 mod log_text;
 mod network;
 mod outbound;
 mod output;
 mod plugin;
 pub mod private_dir;
-mod reuse;
+mod ready;
 mod run;
 mod runtime;
 mod sandbox;
 mod secrets;
 mod shared_limits;
+mod shelf;
 mod spec;
 mod store;
 mod tls;
@@ -79,7 +82,10 @@ mod wasi_config;
 mod wasi_guard;
 
 pub use cache::{CacheCounts, CacheError, CompileCache};
-pub use call::{Answers, CallContext, CallStats, ClientChannel, PendingAnswers, PluginEvent};
+pub use call::{
+    Answers, CallContext, CallStats, ClientChannel, InstanceSource, PendingAnswers, PluginEvent,
+};
+pub use cores::default_cores;
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use error::{CallError, Cause, LimitExceeded, LoadError};
 pub use grant_ask::{
@@ -93,6 +99,9 @@ pub use kind::{Exports, Kind};
 pub use link::import_status;
 pub use log_text::log_safe;
 pub use plugin::Plugin;
+pub use ready::{
+    DEFAULT_PER_PLUGIN as DEFAULT_READY_INSTANCES, MOST_PER_PLUGIN as MOST_READY_PER_PLUGIN,
+};
 pub use runtime::Runtime;
 pub use sandbox::{Root, RootDir};
 pub use secrets::{MIN_REDACTED_LEN, Redactor};

@@ -1,5 +1,5 @@
 //! What every plugin of a server shares: the engine, its epoch clock, the compile cache, the
-//! admission gates, the key-value stores and the instance pool.
+//! admission gates, the key-value stores, the instance pool and the builder of instances.
 
 use std::sync::Arc;
 
@@ -8,8 +8,10 @@ use wasmtime::Engine;
 
 use crate::cache::CompileCache;
 use crate::engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with};
+use crate::ready::Builder;
 use crate::shared_limits::SharedLimits;
-use crate::{gate, keyvalue, reuse};
+use crate::shelf::Shelf;
+use crate::{gate, keyvalue};
 
 /// The engine, its epoch clock and the compiled cache: what every plugin shares.
 pub struct Runtime {
@@ -24,8 +26,11 @@ pub struct Runtime {
     /// Free slots of the engine's instance pool: a call holds one while its instance lives, so
     /// a burst of calls across many plugins waits for a slot instead of failing.
     pub(crate) instance_slots: Arc<Semaphore>,
-    /// Instances kept between calls (`reuse = "per-client"`), each holding a pool slot.
-    pub(crate) kept: Arc<reuse::KeptInstances>,
+    /// Instances between calls, each holding a pool slot: kept for a client's next call
+    /// (`reuse = "per-client"`), or built ahead for any call (`ready.rs`).
+    pub(crate) shelf: Arc<Shelf>,
+    /// The thread that builds instances ahead.
+    pub(crate) builder: Builder,
     /// Whether calls count fuel.
     pub metering: Metering,
     _ticker: EpochTicker,
@@ -49,15 +54,16 @@ impl Runtime {
     pub fn with_metering(cache: CompileCache, metering: Metering) -> anyhow::Result<Runtime> {
         let engine = engine_with(metering)?;
         let ticker = EpochTicker::start(&engine)?;
-        let kept = Arc::default();
-        reuse::KeptInstances::sweep_idle(&kept)?;
+        let shelf = Arc::default();
+        Shelf::sweep_idle(&shelf)?;
         Ok(Runtime {
             engine,
             cache,
             gates: gate::Gates::default(),
             keyvalue_stores: keyvalue::Stores::default(),
             instance_slots: Arc::new(Semaphore::new(INSTANCE_SLOTS as usize)),
-            kept,
+            shelf,
+            builder: Builder::start()?,
             metering,
             _ticker: ticker,
         })

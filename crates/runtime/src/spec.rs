@@ -89,6 +89,8 @@ pub struct Limits {
     /// Tasks of the plugin running at once, all clients together (the protocol layer counts
     /// them; each also takes one of `concurrent_calls`).
     pub running_tasks: u64,
+    /// Cores the plugin's calls may run on at once (`cores.rs`).
+    pub cores: u64,
 }
 
 impl Default for Limits {
@@ -115,6 +117,9 @@ impl Default for Limits {
             task_timeout_ms: 3_600_000,
             task_fuel: 1_000_000_000_000,
             running_tasks: 4,
+            // All the machine's cores but one, at least one: a plugin that spins or floods its
+            // output leaves a core to the others.
+            cores: crate::cores::default_cores(),
         }
     }
 }
@@ -220,6 +225,9 @@ pub struct PluginSpec {
     pub ask: bool,
     /// Whether an instance serves more than one call (`reuse = "per-client"`).
     pub reuse: Reuse,
+    /// The most never-used instances kept ready for its calls (`ready.rs`); 0 makes each
+    /// instance when its call comes.
+    pub ready_instances: usize,
     /// The largest component it may be, before compiling.
     pub compile_bounds: CompileBounds,
 }
@@ -244,6 +252,7 @@ impl PluginSpec {
             sha256: None,
             ask: false,
             reuse: Reuse::Never,
+            ready_instances: crate::ready::DEFAULT_PER_PLUGIN,
             compile_bounds: CompileBounds::default(),
         }
     }

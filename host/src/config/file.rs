@@ -347,6 +347,9 @@ pub(super) struct PluginSection {
     /// Linear memory in MiB past which a reused instance is replaced (default: half of
     /// `limits.memory_mib`).
     pub reuse_memory_mib: Option<Spanned<u64>>,
+    /// The most never-used instances kept ready for this plugin's calls (default 4; 0: each is
+    /// made when its call comes).
+    pub ready_instances: Option<Spanned<u64>>,
 }
 
 /// `reuse = "..."`.
@@ -448,6 +451,8 @@ pub(super) struct LimitsSection {
     pub task_fuel: Option<Spanned<u64>>,
     /// Tasks of this plugin running at once, all clients together.
     pub running_tasks: Option<Spanned<u64>>,
+    /// Cores this plugin's calls may run on at once.
+    pub cores: Option<Spanned<u64>>,
 }
 
 /// One `[[plugins.NAME.dirs]]` entry, each field with where it is.

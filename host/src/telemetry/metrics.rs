@@ -51,6 +51,12 @@ struct LimitLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct InstanceLabels {
+    plugin: String,
+    source: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TaskLabels {
     plugin: String,
     status: &'static str,
@@ -98,6 +104,7 @@ pub struct Metrics {
     durations: Family<ToolLabels, Histogram>,
     fuel: Family<ToolLabels, Counter>,
     limit_hits: Family<LimitLabels, Counter>,
+    instances: Family<InstanceLabels, Counter>,
     refusals: Family<ReasonLabels, Counter>,
     tasks_ended: Family<TaskLabels, Counter>,
     streams_open: Gauge,
@@ -142,6 +149,12 @@ impl Metrics {
             "Calls stopped or refused by a limit (fuel, memory, time, output, concurrency, fuel_budget, client_rate, rate)",
             limit_hits.clone(),
         );
+        let instances = Family::<InstanceLabels, Counter>::default();
+        registry.register(
+            "tool_call_instances",
+            "Instances tool calls ran in, by plugin and where each came from (new: made for the call, built-ahead: made before it came, kept: the client's from an earlier call)",
+            instances.clone(),
+        );
         let refusals = Family::<ReasonLabels, Counter>::default();
         registry.register(
             "refusals",
@@ -168,6 +181,7 @@ impl Metrics {
             durations,
             fuel,
             limit_hits,
+            instances,
             refusals,
             tasks_ended,
             streams_open,
@@ -227,6 +241,14 @@ impl Metrics {
             .observe(call.duration.as_secs_f64());
         if call.fuel_used > 0 {
             self.fuel.get_or_create(&labels).inc_by(call.fuel_used);
+        }
+        if let Some(source) = call.instance {
+            (self.instances)
+                .get_or_create(&InstanceLabels {
+                    plugin: plugin.clone(),
+                    source,
+                })
+                .inc();
         }
         if let Some(limit) = call.limit {
             self.limit_hits
@@ -399,6 +421,7 @@ mod tests {
             detail: None,
             limit,
             fuel_used,
+            instance: plugin.map(|_| "built-ahead"),
             duration: Duration::from_millis(2),
         }
     }
@@ -432,6 +455,7 @@ mod tests {
             r#"palisade_tool_calls_total{plugin="",tool="(unknown)",outcome="unknown-tool"} 1"#,
             r#"palisade_fuel_consumed_total{plugin="hello",tool="hello_greet"} 2000"#,
             r#"palisade_limit_hits_total{plugin="misbehave",limit="fuel"} 1"#,
+            r#"palisade_tool_call_instances_total{plugin="hello",source="built-ahead"} 2"#,
             r#"palisade_refusals_total{reason="unauthenticated"} 1"#,
             r#"palisade_tool_call_duration_seconds_count{plugin="hello",tool="hello_greet"} 2"#,
             "palisade_streams_open 1",

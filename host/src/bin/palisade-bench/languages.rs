@@ -100,7 +100,13 @@ struct Target {
     server: usize,
     call: Call,
     exact: bool,
+    /// Time the client waits before each call: a client that does something between calls, as
+    /// a model does, rather than one calling back to back.
+    pause: Duration,
 }
+
+/// The pause of the paced rows.
+const PACED: Duration = Duration::from_millis(2);
 
 /// One row of the per-call table.
 struct Row {
@@ -175,7 +181,9 @@ pub fn run(args: LanguageArgs) -> Result<()> {
     }
     println!(
         "\nper call: sequential tools/call `greet` over stdio, {ROUNDS} interleaved rounds; \
-         \"reused\": reuse = \"per-client\""
+         \"{} ms apart\": the client waits between calls; \"made on call\": ready_instances = 0 \
+         (no instance built ahead); \"reused\": reuse = \"per-client\"",
+        PACED.as_millis()
     );
     println!(
         "{:<20} {:>7} {:>10} {:>10} {:>10} {:>12}",
@@ -295,9 +303,11 @@ fn many_plugins(
     Ok((empty, warm[warm.len() / 2]))
 }
 
-/// Per call: one server with every language's plugin and the native baseline, one with them
-/// under `reuse = "per-client"` (their resource schemes would collide in one), and the
-/// peer's tools when asked, all interleaved. The rows, and the native one.
+/// Per call: one server with every language's plugin and the native baseline (called back to
+/// back, and paced), one with them under `reuse = "per-client"` (their resource schemes would
+/// collide in one), one that makes every instance when its call comes (`ready_instances = 0`:
+/// the baseline of building them ahead), and the peer's tools when asked, all interleaved. The
+/// rows, and the native one.
 fn per_call(
     palisade: &Path,
     scratch: &Scratch,
@@ -311,6 +321,11 @@ fn per_call(
         &reused,
         bench_config_with(plugins, "reuse = \"per-client\"\n")?,
     )?;
+    let on_call = scratch.0.join("on-call.toml");
+    std::fs::write(
+        &on_call,
+        bench_config_with(plugins, "ready_instances = 0\n")?,
+    )?;
     let cache = scratch.0.join("cache");
     // The second server starts once the first has the plugins ready (compiled by the start-up
     // runs; two compiling at once would share the cores and wait past a call's timeout).
@@ -318,15 +333,33 @@ fn per_call(
     for (_, name, _) in LANGUAGES {
         first.call_when_ready(&Call::greet(&format!("{name}_greet")))?;
     }
-    let mut servers = vec![first, StdioServer::start(palisade, &reused, &cache)?];
+    let mut servers = vec![
+        first,
+        StdioServer::start(palisade, &reused, &cache)?,
+        StdioServer::start(palisade, &on_call, &cache)?,
+    ];
     let greet = |server: usize, tool: &str| Target {
         server,
         call: Call::greet(tool),
         exact: true,
+        pause: Duration::ZERO,
     };
     let mut targets: Vec<(String, Target)> = Vec::new();
     for (language, name, _) in LANGUAGES {
         targets.push((language.to_string(), greet(0, &format!("{name}_greet"))));
+    }
+    for (language, name, _) in LANGUAGES {
+        let paced = Target {
+            pause: PACED,
+            ..greet(0, &format!("{name}_greet"))
+        };
+        targets.push((format!("{language}, {} ms apart", PACED.as_millis()), paced));
+    }
+    for (language, name, _) in LANGUAGES {
+        targets.push((
+            format!("{language}, made on call"),
+            greet(2, &format!("{name}_greet")),
+        ));
     }
     for (language, name, _) in LANGUAGES {
         targets.push((
@@ -343,13 +376,22 @@ fn per_call(
         for (language, tool) in tools {
             let target = Target {
                 exact: false,
-                ..greet(2, &tool)
+                ..greet(3, &tool)
             };
             targets.push((format!("peer {language}"), target));
         }
     }
+    let native_paced = Target {
+        pause: PACED,
+        ..greet(0, "native_greet")
+    };
+    targets.push((
+        format!("native, {} ms apart", PACED.as_millis()),
+        native_paced,
+    ));
     targets.push(("native".to_string(), greet(0, "native_greet")));
     let mut call = |target: &Target| -> Result<Duration> {
+        std::thread::sleep(target.pause);
         let server = &mut servers[target.server];
         match target.exact {
             true => server.call(&target.call),
@@ -365,7 +407,12 @@ fn per_call(
     let mut samples = vec![Vec::new(); targets.len()];
     for _ in 0..ROUNDS {
         for (i, (_, target)) in targets.iter().enumerate() {
-            for _ in 0..per_round {
+            // Paced calls take longer for the same samples: fewer of them.
+            let calls = match target.pause.is_zero() {
+                true => per_round,
+                false => (per_round / 4).max(1),
+            };
+            for _ in 0..calls {
                 samples[i].push(call(target)?);
             }
         }

@@ -58,6 +58,7 @@ pub(super) fn resolve_limits(l: LimitsSection) -> (Limits, Vec<FieldProblem>) {
         field("task_timeout_s", l.task_timeout_s, d.task_timeout_ms / 1000);
     let (task_fuel, _) = field("task_fuel", l.task_fuel, d.task_fuel);
     let (running_tasks, _) = field("running_tasks", l.running_tasks, d.running_tasks);
+    let (cores, _) = field("cores", l.cores, d.cores);
     let mut limits = Limits {
         fuel_per_call,
         fuel_per_second,
@@ -72,6 +73,7 @@ pub(super) fn resolve_limits(l: LimitsSection) -> (Limits, Vec<FieldProblem>) {
         task_timeout_ms: task_timeout_s.saturating_mul(1000),
         task_fuel,
         running_tasks,
+        cores,
     };
     if task_timeout_s > MAX_TASK_TIMEOUT_S {
         problems.push((
@@ -175,4 +177,33 @@ pub(super) fn resolve_reuse(
         calls: calls.map_or(DEFAULT_REUSE_CALLS, Spanned::into_inner),
         memory_bytes,
     })
+}
+
+/// `ready_instances`: how many never-used instances the plugin keeps ready (see the runtime's
+/// `ready.rs`); with `reuse = "per-client"` none are, and setting it is a mistake.
+pub(super) fn resolve_ready(
+    setting: Option<Spanned<u64>>,
+    reuse: Reuse,
+) -> Result<usize, FieldProblem> {
+    let most = crate::runtime::MOST_READY_PER_PLUGIN;
+    match setting {
+        None if reuse == Reuse::Never => Ok(crate::runtime::DEFAULT_READY_INSTANCES),
+        None => Ok(0),
+        Some(n) if reuse != Reuse::Never => Err((
+            "ready_instances",
+            span(&n),
+            "applies only to fresh instances: with reuse = \"per-client\" a client's calls \
+             share one\nhow to fix: remove it, or remove `reuse`"
+                .into(),
+        )),
+        Some(n) if *n.get_ref() > most as u64 => Err((
+            "ready_instances",
+            span(&n),
+            format!(
+                "is above {most}: ready instances hold pool slots and memory the calls of \
+                 other plugins need\nhow to fix: use at most {most}"
+            ),
+        )),
+        Some(n) => Ok(n.into_inner() as usize),
+    }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::limits::{resolve_limits, resolve_reuse};
+use super::limits::{resolve_limits, resolve_ready, resolve_reuse};
 use super::server::Server;
 use super::sources::resolve_verify;
 use super::values::{is_variable_name, resolve_secrets, resolve_values};
@@ -137,6 +137,11 @@ pub(super) fn resolve_plugin(
         problems.add(at, format_args!("{} {why}", here(field)));
         Reuse::Never
     });
+    let ready_instances =
+        resolve_ready(section.ready_instances, reuse).unwrap_or_else(|(field, at, why)| {
+            problems.add(at, format_args!("{} {why}", here(field)));
+            0
+        });
     let (env, env_problems) = resolve_values(section.env, is_variable_name, "variable name", io);
     for (var, at, why) in env_problems {
         problems.add(at, format_args!("{} {var}: {why}", here("env")));
@@ -308,6 +313,7 @@ pub(super) fn resolve_plugin(
             keyvalue,
             http_handler: section.http_handler,
             reuse,
+            ready_instances,
         },
         prefix,
         tools,

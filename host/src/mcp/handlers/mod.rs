@@ -33,7 +33,9 @@ use crate::config::RootsAccess;
 use crate::runtime::Root;
 use crate::runtime::bindings::host::{AskError, InputRequest, ListKind};
 use crate::runtime::bindings::types::ErrorCode;
-use crate::runtime::{CallContext, CallError, CallStats, ClientChannel, LimitExceeded, Plugin};
+use crate::runtime::{
+    CallContext, CallError, CallStats, ClientChannel, InstanceSource, LimitExceeded, Plugin,
+};
 use crate::telemetry::{Tracing, traces};
 use opentelemetry::KeyValue;
 use opentelemetry::trace::SpanKind;
@@ -418,9 +420,12 @@ fn end_plugin_span<R>(
         ),
         KeyValue::new(
             "palisade.instance.reused",
-            stats.reused_instance.load(Ordering::Relaxed),
+            stats.instance() == Some(InstanceSource::Kept),
         ),
     ];
+    if let Some(source) = stats.instance() {
+        attributes.push(KeyValue::new("palisade.instance.source", source.name()));
+    }
     let error = match result {
         Ok(_) => None,
         Err(CallError::Limit(_, limit)) => {

@@ -13,7 +13,7 @@ use crate::mcp::{Session, wire};
 use crate::runtime::bindings::host::{
     AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
 };
-use crate::runtime::{CallError, CallStats, LimitExceeded, log_safe};
+use crate::runtime::{CallError, CallStats, InstanceSource, LimitExceeded, log_safe};
 
 use super::*;
 use crate::catalog::CatalogTool;
@@ -345,6 +345,7 @@ impl Drop for AuditEntry<'_> {
             detail: detail.as_deref(),
             limit: self.limit,
             fuel_used: self.stats.fuel_used.load(Ordering::Relaxed),
+            instance: self.stats.instance().map(InstanceSource::name),
             duration: self.started.elapsed(),
         };
         if let Some(metrics) = &server.metrics {
