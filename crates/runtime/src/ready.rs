@@ -151,7 +151,10 @@ impl Prebuild {
             Some(_) => None,
             None => self.claim(),
         };
-        self.top_up();
+        // A call that finds nothing built for it means the builder is behind (the machine is
+        // busy, or calls come faster than it builds): then one build at a time keeps the
+        // pipeline going without adding hand-overs to work the calls do themselves anyway.
+        self.top_up(ready.is_none() && claim.is_none());
         let live = match (ready, claim) {
             (Some(live), _) => Some(live),
             (None, Some((built, wait))) => {
@@ -179,14 +182,18 @@ impl Prebuild {
         Some((built, (demand.build_time * 2).max(SHORTEST_WAIT)))
     }
 
-    /// Starts the builds that bring the plugin's ready instances up to what its calls need.
-    fn top_up(self: &Arc<Self>) {
+    /// Starts the builds that bring the plugin's ready instances up to what its calls need;
+    /// `behind`: at most one build under way.
+    fn top_up(self: &Arc<Self>, behind: bool) {
         let (wanted, roots) = {
             let mut demand = self.state.lock();
-            if demand.off || self.most == 0 {
+            if demand.off || self.most == 0 || (behind && demand.building > 0) {
                 return;
             }
-            let need = demand.peak.clamp(1, self.most);
+            let need = match behind {
+                true => 1,
+                false => demand.peak.clamp(1, self.most),
+            };
             let have = self.shelf.ready(self.plugin) + demand.building;
             let wanted = need.saturating_sub(have);
             demand.building += wanted;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use serde_json::{Value, json};
 
-use crate::measure::{RssMakeUp, Scratch, Stats, median};
+use crate::measure::{RssMakeUp, Scratch, Stats, cpu_ns, median};
 use crate::startup::{AllReady, distinct_copies, time_to_all_called};
 use crate::stdio::{Call, StdioServer};
 use crate::{bench_config, bench_config_with, server_binary};
@@ -186,18 +186,22 @@ pub fn run(args: LanguageArgs) -> Result<()> {
         PACED.as_millis()
     );
     println!(
-        "{:<20} {:>7} {:>10} {:>10} {:>10} {:>12}",
-        "language", "calls", "calls/s", "p50 µs", "p99 µs", "p50/native"
+        "{:<24} {:>7} {:>10} {:>10} {:>10} {:>10} {:>12}",
+        "language", "calls", "calls/s", "p50 µs", "p99 µs", "cpu µs", "p50/native"
     );
     for row in rows.iter().chain(std::iter::once(&native)) {
         let s = &row.stats;
         println!(
-            "{:<20} {:>7} {:>10.0} {:>10.1} {:>10.1} {:>11.2}x",
+            "{:<24} {:>7} {:>10.0} {:>10.1} {:>10.1} {:>10} {:>11.2}x",
             row.label,
             s.calls,
             s.calls_per_sec,
             s.p50_us,
             s.p99_us,
+            // A peer runs under `sh -c`: its server's CPU time is not the shell's.
+            (s.cpu_us_per_call
+                .filter(|_| !row.label.starts_with("peer ")))
+            .map_or("-".to_string(), |cpu| format!("{cpu:.1}")),
             s.p50_us / native.stats.p50_us
         );
     }
@@ -390,6 +394,7 @@ fn per_call(
         native_paced,
     ));
     targets.push(("native".to_string(), greet(0, "native_greet")));
+    let pids: Vec<u32> = servers.iter().map(StdioServer::pid).collect();
     let mut call = |target: &Target| -> Result<Duration> {
         std::thread::sleep(target.pause);
         let server = &mut servers[target.server];
@@ -405,6 +410,8 @@ fn per_call(
     }
     let per_round = (args.calls / ROUNDS).max(1);
     let mut samples = vec![Vec::new(); targets.len()];
+    // The server's CPU time during each row's calls.
+    let mut cpu = vec![0u64; targets.len()];
     for _ in 0..ROUNDS {
         for (i, (_, target)) in targets.iter().enumerate() {
             // Paced calls take longer for the same samples: fewer of them.
@@ -412,9 +419,11 @@ fn per_call(
                 true => per_round,
                 false => (per_round / 4).max(1),
             };
+            let before = cpu_ns(pids[target.server]);
             for _ in 0..calls {
                 samples[i].push(call(target)?);
             }
+            cpu[i] += cpu_ns(pids[target.server]).saturating_sub(before);
         }
     }
     // Memory with the interpreted examples loaded and used, once idle (past the allocator's
@@ -429,10 +438,10 @@ fn per_call(
     }
     let mut rows: Vec<Row> = targets
         .into_iter()
-        .zip(samples)
-        .map(|((label, _), samples)| Row {
+        .zip(samples.into_iter().zip(cpu))
+        .map(|((label, _), (samples, cpu))| Row {
             label,
-            stats: Stats::sequential(samples),
+            stats: Stats::sequential(samples).with_cpu(cpu),
         })
         .collect();
     let native = rows.pop().context("no samples")?;

@@ -100,15 +100,27 @@ fn bench_config(plugins: &[(impl AsRef<str>, PathBuf)]) -> Result<String> {
     bench_config_with(plugins, "")
 }
 
+/// What `--plugin-setting` and `--plugin-limit` add to every plugin of every configuration the
+/// benchmark writes (TOML lines): for comparing settings run against run.
+static EXTRA_SETTINGS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+
+/// Adds `settings` to every plugin's table and `limits` to its limits, in every configuration
+/// written after this call.
+fn add_to_every_plugin(settings: &[String], limits: &[String]) {
+    let lines = |l: &[String]| l.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let _ = EXTRA_SETTINGS.set((lines(settings), lines(limits)));
+}
+
 /// [`bench_config`], with `settings` (TOML lines) added to every plugin's table.
 fn bench_config_with(plugins: &[(impl AsRef<str>, PathBuf)], settings: &str) -> Result<String> {
+    let (extra, limits) = EXTRA_SETTINGS.get().cloned().unwrap_or_default();
     let mut config = String::new();
     for (name, wasm) in plugins {
         let name = name.as_ref();
         let path = std::fs::canonicalize(wasm)
             .with_context(|| format!("cannot find {}", wasm.display()))?;
         config.push_str(&format!(
-            "[plugins.{name}]\npath = {:?}\n{settings}\n[plugins.{name}.limits]\ncalls_per_minute = 100000000\ncalls_per_minute_per_client = 100000000\n\n",
+            "[plugins.{name}]\npath = {:?}\n{settings}{extra}\n[plugins.{name}.limits]\ncalls_per_minute = 100000000\ncalls_per_minute_per_client = 100000000\n{limits}\n",
             path.display().to_string()
         ));
     }

@@ -40,6 +40,13 @@ pub struct SuiteArgs {
     /// A fast run with few samples, to check that everything works (numbers are rough).
     #[arg(long)]
     quick: bool,
+    /// A TOML line added to every sandboxed plugin's table, such as `ready_instances = 0`
+    /// (repeatable): to compare a setting with the default, run against run.
+    #[arg(long = "plugin-setting", value_name = "LINE")]
+    plugin_settings: Vec<String>,
+    /// A TOML line added to every sandboxed plugin's limits, such as `cores = 2` (repeatable).
+    #[arg(long = "plugin-limit", value_name = "LINE")]
+    plugin_limits: Vec<String>,
     /// Where the plugins are (hello.wasm, bench.wasm), as built by plugins/build.sh.
     #[arg(long, default_value = "target/plugins")]
     plugin_dir: PathBuf,
@@ -135,6 +142,7 @@ pub fn run(mut args: SuiteArgs) -> Result<()> {
         args.payload_calls = args.payload_calls.min(5);
     }
     let rounds = args.rounds.max(1);
+    crate::add_to_every_plugin(&args.plugin_settings, &args.plugin_limits);
     let palisade = server_binary()?;
     let hello = args.plugin_dir.join("hello.wasm");
     let bench = args.plugin_dir.join("bench.wasm");
