@@ -99,15 +99,13 @@ pub use kind::{Exports, Kind};
 pub use link::import_status;
 pub use log_text::log_safe;
 pub use plugin::Plugin;
-pub use ready::{
-    DEFAULT_PER_PLUGIN as DEFAULT_READY_INSTANCES, MOST_PER_PLUGIN as MOST_READY_PER_PLUGIN,
-};
 pub use runtime::Runtime;
 pub use sandbox::{Root, RootDir};
 pub use secrets::{MIN_REDACTED_LEN, Redactor};
 pub use shared_limits::{SharedFuture, SharedLimits, SharedSlot, SharedVerdict};
 pub use spec::{
-    AccessMode, CompileBounds, DirGrant, KeyValueGrant, Limits, LinkedComponent, PluginSpec, Reuse,
-    RootsAccess, RootsAt, SecretGrant, SecretValue,
+    AccessMode, CompileBounds, DEFAULT_READY_INSTANCES, DirGrant, KeyValueGrant, Limits,
+    LinkedComponent, MOST_READY_INSTANCES, PluginSpec, Reuse, RootsAccess, RootsAt, SecretGrant,
+    SecretValue,
 };
 pub use tls::{MAX_CA_FILE_BYTES, TlsTrust, TrustError};

@@ -8,7 +8,8 @@
 //! call could) for up to twice the time a build takes, then builds its own as before.
 //!
 //! How many: as many as the plugin's calls recently ran at once, from 1 to its
-//! `ready_instances` ([`DEFAULT_PER_PLUGIN`], at most [`MOST_PER_PLUGIN`]; 0 builds none). None for a plugin no client calls (its ready ones are dropped once idle
+//! `ready_instances` ([`DEFAULT_READY_INSTANCES`], at most [`MOST_READY_INSTANCES`]; 0 builds
+//! none). None for a plugin no client calls (its ready ones are dropped once idle
 //! for `shelf::IDLE`), for tasks (their limits are not a call's) or for `reuse = "per-client"`
 //! (its clients keep theirs), and none after a build failed (the plugin's calls then instantiate
 //! as they come, and say why they fail). What bounds them: [`shelf::MAX_READY`] across plugins;
@@ -17,6 +18,8 @@
 //! (fuel, time, memory), and the fuel it burned is charged to the call that takes it.
 //!
 //! [`shelf::MAX_READY`]: crate::shelf::MAX_READY
+//! [`DEFAULT_READY_INSTANCES`]: crate::spec::DEFAULT_READY_INSTANCES
+//! [`MOST_READY_INSTANCES`]: crate::spec::MOST_READY_INSTANCES
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -34,12 +37,6 @@ use crate::limits::Budget;
 use crate::live::{InstanceFactory, LiveInstance, until_deadline};
 use crate::sandbox::Root;
 use crate::shelf::Shelf;
-
-/// The most instances one plugin keeps ready unless configured (`ready_instances`).
-pub const DEFAULT_PER_PLUGIN: usize = 4;
-
-/// The most `ready_instances` may be.
-pub const MOST_PER_PLUGIN: usize = 8;
 
 /// How long the peak of a plugin's calls at once is remembered when sizing its ready instances.
 const DEMAND_WINDOW: Duration = Duration::from_secs(10);

@@ -121,17 +121,18 @@ impl Shelf {
     }
 
     /// Shelves `live`, built ahead and never used, for any call of `plugin`, unless `plugin`
-    /// has `most` ready already or the shelf holds [`MAX_READY`]: then it is given back.
+    /// has `most` ready already or the shelf holds [`MAX_READY`]: then it is given back, for
+    /// the caller to drop outside the shelf's lock.
     pub(crate) fn put_ready(
         &self,
         plugin: u64,
         live: LiveInstance,
         most: usize,
-    ) -> Result<(), LiveInstance> {
+    ) -> Option<LiveInstance> {
         let mut shelved = self.shelved.lock();
         let (all, of_plugin) = count(&shelved, plugin, |o| *o == Owner::Anyone);
         if all >= MAX_READY || of_plugin >= most {
-            return Err(live);
+            return Some(live);
         }
         shelved.push(Shelved {
             plugin,
@@ -139,7 +140,7 @@ impl Shelf {
             live,
             since: Instant::now(),
         });
-        Ok(())
+        None
     }
 
     /// Instances of `plugin` ready for any call.

@@ -58,6 +58,12 @@ pub struct DirGrant {
     pub mode: AccessMode,
 }
 
+/// The most never-used instances a plugin keeps ready unless configured (`ready_instances`).
+pub const DEFAULT_READY_INSTANCES: usize = 4;
+
+/// The most `ready_instances` may be.
+pub const MOST_READY_INSTANCES: usize = 8;
+
 /// The limits a plugin runs under, every one always on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -252,7 +258,7 @@ impl PluginSpec {
             sha256: None,
             ask: false,
             reuse: Reuse::Never,
-            ready_instances: crate::ready::DEFAULT_PER_PLUGIN,
+            ready_instances: DEFAULT_READY_INSTANCES,
             compile_bounds: CompileBounds::default(),
         }
     }

@@ -185,7 +185,7 @@ pub(super) fn resolve_ready(
     setting: Option<Spanned<u64>>,
     reuse: Reuse,
 ) -> Result<usize, FieldProblem> {
-    let most = crate::runtime::MOST_READY_PER_PLUGIN;
+    let most = crate::runtime::MOST_READY_INSTANCES;
     match setting {
         None if reuse == Reuse::Never => Ok(crate::runtime::DEFAULT_READY_INSTANCES),
         None => Ok(0),
