@@ -505,13 +505,16 @@ fn a_stdio_client_that_stops_reading_is_dropped_before_the_server_grows() {
             line(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).as_bytes(),
         )
         .unwrap();
-    // 200 answers of 1 MB each, and the client reads none of them.
+    // 200 answers of 1 MB each, and the client reads none of them. It sends them 10 ms apart,
+    // as a client would, so that they are not all refused for being more than the plugin's 16
+    // calls at once (its calls take turns on one core here).
     for id in 1..=200 {
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
             "name": "misbehave_output", "arguments": {"bytes": 1_000_000}}});
         if stdin.write_all(line(call).as_bytes()).is_err() {
             break;
         }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let pid = child.id();
     let deadline = Instant::now() + secs(60);
@@ -926,9 +929,12 @@ fn one_plugins_calls_never_take_the_whole_instance_pool() {
         .map(|_| s.send_request("tools/call", json!({"name": "hog_hold", "arguments": {}})))
         .collect();
     // For as long as the 64 calls hold their instances, another plugin's calls are served.
+    // Paced, so the neighbour stays within its own rate limit (3000 calls a minute) however
+    // fast its calls are.
     let started = Instant::now();
     while started.elapsed() < std::time::Duration::from_millis(1500) {
         still_serving(&mut s);
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
     for id in ids {
         let answer = s.wait_response(&id, default_timeout());
