@@ -19,7 +19,12 @@ fn config(dir: &TempDir, settings: &str, tail: &str) -> std::path::PathBuf {
 }
 
 fn stdio_server(dir: &TempDir, settings: &str) -> Server {
-    let config = config(dir, settings, "");
+    server_with(dir, settings, "")
+}
+
+/// misbehave with `settings`, and `tail` (other sections) in the file, over stdio.
+fn server_with(dir: &TempDir, settings: &str, tail: &str) -> Server {
+    let config = config(dir, settings, tail);
     let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
     s.initialize(LATEST_VERSION);
     s
@@ -56,10 +61,7 @@ fn instance_sources(dir: &TempDir, calls: usize) -> Vec<String> {
 }
 
 fn audited_server(dir: &TempDir, settings: &str) -> Server {
-    let config = config(dir, settings, "[audit]\npath = \"audit.jsonl\"\n");
-    let mut s = Server::start(&["--no-watch", "--config", &path_str(&config)]);
-    s.initialize(LATEST_VERSION);
-    s
+    server_with(dir, settings, "[audit]\npath = \"audit.jsonl\"\n")
 }
 
 #[test]

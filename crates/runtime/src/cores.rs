@@ -98,50 +98,37 @@ mod tests {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn calls_of_one_plugin_never_run_on_more_than_its_cores() {
-        let share = CoreShare::new(2);
+    /// Runs `calls` spinning calls on `share` at once, each `slices` slices of `slice`; the
+    /// most that were on a core at the same time.
+    async fn most_on_core(share: &CoreShare, calls: usize, slices: u32, slice: Duration) -> usize {
         let on_core = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
-        let calls: Vec<_> = (0..6)
+        let calls: Vec<_> = (0..calls)
             .map(|_| {
                 let (share, on_core, most) = (share.clone(), on_core.clone(), most.clone());
-                tokio::spawn(async move {
-                    share
-                        .run(spin(20, Duration::from_micros(300), on_core, most))
-                        .await
-                })
+                tokio::spawn(async move { share.run(spin(slices, slice, on_core, most)).await })
             })
             .collect();
         for call in calls {
             call.await.unwrap();
         }
-        assert_eq!(
-            most.load(Ordering::SeqCst),
-            2,
-            "6 spinning calls on a share of 2 cores"
-        );
+        most.load(Ordering::SeqCst)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn calls_of_one_plugin_never_run_on_more_than_its_cores() {
+        let share = CoreShare::new(2);
+        let most = most_on_core(&share, 6, 20, Duration::from_micros(300)).await;
+        assert_eq!(most, 2, "6 spinning calls on a share of 2 cores");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_plugin_of_one_core_runs_one_call_at_a_time_and_each_to_its_end() {
         let share = CoreShare::new(1);
-        let on_core = Arc::new(AtomicUsize::new(0));
-        let most = Arc::new(AtomicUsize::new(0));
-        let calls: Vec<_> = (0..4)
-            .map(|_| {
-                let (share, on_core, most) = (share.clone(), on_core.clone(), most.clone());
-                tokio::spawn(async move {
-                    share
-                        .run(spin(50, Duration::from_micros(200), on_core, most))
-                        .await
-                })
-            })
-            .collect();
-        for call in calls {
-            call.await.unwrap();
-        }
-        assert_eq!(most.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            most_on_core(&share, 4, 50, Duration::from_micros(200)).await,
+            1
+        );
         assert_eq!(share.cores.available_permits(), 1, "every core given back");
     }
 }
