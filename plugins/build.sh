@@ -229,31 +229,37 @@ if compgen -G "$plugins_dir/*/app.js" >/dev/null; then
     build_apps app.js "$repo_dir/sdk-guest/js" node "$palisade_js"
 fi
 
-# Components of plain functions built without the SDK (fixtures/*/generic.py or generic.js, with
-# a wit/ of their own whose world is `generic`): the toolchains alone, as another host's
-# catalogue has them.
+# Components built without the SDK, with the toolchains alone: fixtures/*/generic.py or
+# generic.js, plain functions with a wit/ of their own whose world is `generic`, as another host's
+# catalogue has them; and fixtures/*/plain.py or plain.js, written against the WIT contract's
+# `tool-provider` world by hand, which the benchmark sets against the SDK's plugins.
 build_plain() {
-    local source dir name componentize_py=""
-    if compgen -G "$plugins_dir/fixtures/*/generic.py" >/dev/null; then
+    local source dir name componentize_py="" wit world module
+    if compgen -G "$plugins_dir/fixtures/*/generic.py" >/dev/null || compgen -G "$plugins_dir/fixtures/*/plain.py" >/dev/null; then
         componentize_py="$(python_sdk)"
         componentize_py="$(dirname "$componentize_py")/componentize-py"
     fi
-    if compgen -G "$plugins_dir/fixtures/*/generic.js" >/dev/null; then
+    if compgen -G "$plugins_dir/fixtures/*/generic.js" >/dev/null || compgen -G "$plugins_dir/fixtures/*/plain.js" >/dev/null; then
         js_sdk >/dev/null
     fi
-    for source in "$plugins_dir"/fixtures/*/generic.py "$plugins_dir"/fixtures/*/generic.js; do
+    for source in "$plugins_dir"/fixtures/*/generic.{py,js} "$plugins_dir"/fixtures/*/plain.{py,js}; do
         [[ -e "$source" ]] || continue
         dir="$(dirname "$source")"
         name="$(basename "$dir")"
+        module="$(basename "${source%.*}")"
+        case "$module" in
+            generic) wit="$dir/wit" world=generic ;;
+            *) wit="$repo_dir/wit" world=tool-provider ;;
+        esac
         case "$source" in
             *.py)
-                build_if_changed "$out_dir/$name.wasm" "$(inputs_digest "$dir")" \
-                    "$componentize_py" -d "$dir/wit" -w generic \
-                    componentize generic -p "$dir" -o "$out_dir/$name.wasm" ;;
+                build_if_changed "$out_dir/$name.wasm" "$(inputs_digest "$dir" "$wit")" \
+                    "$componentize_py" -d "$wit" -w "$world" \
+                    componentize "$module" -p "$dir" -o "$out_dir/$name.wasm" ;;
             *.js)
-                build_if_changed "$out_dir/$name.wasm" "$(inputs_digest "$dir")" \
+                build_if_changed "$out_dir/$name.wasm" "$(inputs_digest "$dir" "$wit")" \
                     node "$repo_dir/sdk-guest/js/bin/build-plain.mjs" "$source" \
-                    --wit "$dir/wit" --world generic -o "$out_dir/$name.wasm" ;;
+                    --wit "$wit" --world "$world" -o "$out_dir/$name.wasm" ;;
         esac
     done
 }

@@ -222,6 +222,8 @@ fn the_languages_benchmark_reports_every_row_and_the_peer() {
             "C",
             "C++",
             "Zig",
+            "Python, no SDK",
+            "JavaScript, no SDK",
             "Rust, 2 ms apart",
             "Python, 2 ms apart",
             "JavaScript, 2 ms apart",

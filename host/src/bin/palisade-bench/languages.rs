@@ -33,6 +33,10 @@ pub struct LanguageArgs {
     /// Plugins in the many-plugins start (distinct copies of the Rust example).
     #[arg(long, default_value_t = 20)]
     many: usize,
+    /// Measure only these languages (repeat for each; default: all of them). The many-plugins
+    /// start is measured only with Rust.
+    #[arg(long = "language", value_name = "LANGUAGE", value_parser = parse_language)]
+    languages: Vec<String>,
     /// Another MCP server to measure in the same run: a command (run by `sh -c`) that serves
     /// MCP over stdio. Its tools are called like Palisade's, interleaved with them.
     #[arg(long, value_name = "CMD")]
@@ -58,6 +62,27 @@ fn parse_peer_tool(value: &str) -> std::result::Result<(String, String), String>
         )),
     }
 }
+
+/// One of [`LANGUAGES`], by name.
+fn parse_language(value: &str) -> std::result::Result<String, String> {
+    match LANGUAGES
+        .iter()
+        .find(|(l, _, _)| l.eq_ignore_ascii_case(value))
+    {
+        Some((language, _, _)) => Ok(language.to_string()),
+        None => Err(format!(
+            "unknown language `{value}`: one of {}",
+            LANGUAGES.map(|(l, _, _)| l).join(", ")
+        )),
+    }
+}
+
+/// `greet` written against the WIT contract without the SDK (plugins/fixtures/greet-*), doing
+/// what the SDK example's `greet` does: what the SDK costs per call is the difference.
+const WITHOUT_SDK: [(&str, &str, &str); 2] = [
+    ("Python", "greet-py", "greet-py.wasm"),
+    ("JavaScript", "greet-js", "greet-js.wasm"),
+];
 
 /// The example plugins with the same `greet` tool: language, plugin name, wasm file name.
 const LANGUAGES: [(&str, &str, &str); 7] = [
@@ -117,7 +142,11 @@ struct Row {
 pub fn run(args: LanguageArgs) -> Result<()> {
     let palisade = server_binary()?;
     let scratch = Scratch::new()?;
-    let plugins: Vec<(&str, PathBuf)> = LANGUAGES
+    let languages: Vec<(&str, &str, &str)> = LANGUAGES
+        .into_iter()
+        .filter(|(l, _, _)| args.languages.is_empty() || args.languages.iter().any(|a| a == l))
+        .collect();
+    let plugins: Vec<(&str, PathBuf)> = languages
         .iter()
         .map(|(_, name, file)| (*name, args.plugin_dir.join(file)))
         .collect();
@@ -127,7 +156,7 @@ pub fn run(args: LanguageArgs) -> Result<()> {
     // ones load from it; the per-call servers then find every plugin compiled.
     let cache = scratch.0.join("cache");
     let mut starts = Vec::new();
-    for ((language, name, _), plugin) in LANGUAGES.iter().zip(&plugins) {
+    for ((language, name, _), plugin) in languages.iter().zip(&plugins) {
         let config = scratch.0.join(format!("{name}.toml"));
         std::fs::write(&config, bench_config(std::slice::from_ref(plugin))?)?;
         let tool = format!("{name}_greet");
@@ -138,8 +167,11 @@ pub fn run(args: LanguageArgs) -> Result<()> {
             .collect::<Result<Vec<_>>>()?;
         starts.push((*language, size, first, median(warm)));
     }
-    let many = many_plugins(&palisade, &scratch, &plugins[0].1, &args)?;
-    let (rows, native, memory) = per_call(&palisade, &scratch, &plugins, &args)?;
+    let many = match languages[0].0 {
+        "Rust" => Some(many_plugins(&palisade, &scratch, &plugins[0].1, &args)?),
+        _ => None,
+    };
+    let (rows, native, memory) = per_call(&palisade, &scratch, &languages, &args)?;
 
     println!(
         "start-up: server start to the answer of `initialize` and of the first tools/call, one plugin"
@@ -162,37 +194,40 @@ pub fn run(args: LanguageArgs) -> Result<()> {
             warm.as_secs_f64() * 1e3
         );
     }
-    println!(
-        "\nstart-up, {} plugins (copies of the Rust one): to the answer of `initialize`, and to \
-         every plugin's first tools/call answered",
-        args.many
-    );
-    println!(
-        "{:<12} {:>16} {:>16}",
-        "cache", "initialize ms", "all called ms"
-    );
-    for (cache, start) in [("empty", many.0), ("warm", many.1)] {
+    if let Some(many) = many {
         println!(
-            "{:<12} {:>16.1} {:>16.0}",
-            cache,
-            start.initialized.as_secs_f64() * 1e3,
-            start.called.as_secs_f64() * 1e3
+            "\nstart-up, {} plugins (copies of the Rust one): to the answer of `initialize`, and to \
+             every plugin's first tools/call answered",
+            args.many
         );
+        println!(
+            "{:<12} {:>16} {:>16}",
+            "cache", "initialize ms", "all called ms"
+        );
+        for (cache, start) in [("empty", many.0), ("warm", many.1)] {
+            println!(
+                "{:<12} {:>16.1} {:>16.0}",
+                cache,
+                start.initialized.as_secs_f64() * 1e3,
+                start.called.as_secs_f64() * 1e3
+            );
+        }
     }
     println!(
         "\nper call: sequential tools/call `greet` over stdio, {ROUNDS} interleaved rounds; \
          \"{} ms apart\": the client waits between calls; \"made on call\": ready_instances = 0 \
-         (no instance built ahead); \"reused\": reuse = \"per-client\"",
+         (no instance built ahead); \"reused\": reuse = \"per-client\"; \"no SDK\": the same \
+         `greet` written against the WIT contract without the SDK",
         PACED.as_millis()
     );
     println!(
-        "{:<24} {:>7} {:>10} {:>10} {:>10} {:>10} {:>12}",
+        "{:<28} {:>7} {:>10} {:>10} {:>10} {:>10} {:>12}",
         "language", "calls", "calls/s", "p50 µs", "p99 µs", "cpu µs", "p50/native"
     );
     for row in rows.iter().chain(std::iter::once(&native)) {
         let s = &row.stats;
         println!(
-            "{:<24} {:>7} {:>10.0} {:>10.1} {:>10.1} {:>10} {:>11.2}x",
+            "{:<28} {:>7} {:>10.0} {:>10.1} {:>10.1} {:>10} {:>11.2}x",
             row.label,
             s.calls,
             s.calls_per_sec,
@@ -207,14 +242,14 @@ pub fn run(args: LanguageArgs) -> Result<()> {
     }
     println!(
         "\nresident memory, idle, the {} plugins loaded and called",
-        LANGUAGES.len()
+        languages.len()
     );
     for (label, rss) in ["fresh instances", "reuse = \"per-client\""]
         .iter()
         .zip(&memory)
     {
         if let Some(rss) = rss {
-            println!("{label:<24} {}", rss.describe());
+            println!("{label:<28} {}", rss.describe());
         }
     }
     let peer_ratios = peer_ratios(&rows);
@@ -260,13 +295,13 @@ pub fn run(args: LanguageArgs) -> Result<()> {
         let report = json!({
             "benchmark": "languages",
             "languages": languages,
-            "many_plugins": {
+            "many_plugins": many.map(|many| json!({
                 "plugins": args.many,
                 "empty_initialize_ms": many.0.initialized.as_secs_f64() * 1e3,
                 "empty_all_called_ms": many.0.called.as_secs_f64() * 1e3,
                 "warm_initialize_ms": many.1.initialized.as_secs_f64() * 1e3,
                 "warm_all_called_ms": many.1.called.as_secs_f64() * 1e3,
-            },
+            })),
             "per_call": per_call,
             "native": native.stats.json(),
             "rss_idle_fresh": memory[0].map(|m| m.json()),
@@ -310,38 +345,57 @@ fn many_plugins(
 /// Per call: one server with every language's plugin and the native baseline (called back to
 /// back, and paced), one with them under `reuse = "per-client"` (their resource schemes would
 /// collide in one), one that makes every instance when its call comes (`ready_instances = 0`:
-/// the baseline of building them ahead), and the peer's tools when asked, all interleaved. The
-/// rows, and the native one.
+/// the baseline of building them ahead), one with the `greet` components written without the
+/// SDK, and the peer's tools when asked, all interleaved. The rows, and the native one.
 fn per_call(
     palisade: &Path,
     scratch: &Scratch,
-    plugins: &[(&str, PathBuf)],
+    languages: &[(&str, &str, &str)],
     args: &LanguageArgs,
 ) -> Result<(Vec<Row>, Row, [Option<RssMakeUp>; 2])> {
-    let fresh = scratch.0.join("all.toml");
-    std::fs::write(&fresh, bench_config(plugins)?)?;
-    let reused = scratch.0.join("reused.toml");
-    std::fs::write(
-        &reused,
-        bench_config_with(plugins, "reuse = \"per-client\"\n")?,
-    )?;
-    let on_call = scratch.0.join("on-call.toml");
-    std::fs::write(
-        &on_call,
-        bench_config_with(plugins, "ready_instances = 0\n")?,
-    )?;
-    let cache = scratch.0.join("cache");
-    // The second server starts once the first has the plugins ready (compiled by the start-up
-    // runs; two compiling at once would share the cores and wait past a call's timeout).
-    let mut first = StdioServer::start(palisade, &fresh, &cache)?;
-    for (_, name, _) in LANGUAGES {
-        first.call_when_ready(&Call::greet(&format!("{name}_greet")))?;
-    }
-    let mut servers = vec![
-        first,
-        StdioServer::start(palisade, &reused, &cache)?,
-        StdioServer::start(palisade, &on_call, &cache)?,
+    let plugin_list = |list: &[(&str, &str, &str)]| -> Vec<(String, PathBuf)> {
+        list.iter()
+            .map(|(_, name, file)| (name.to_string(), args.plugin_dir.join(file)))
+            .collect()
+    };
+    let plugins = plugin_list(languages);
+    let without_sdk: Vec<_> = WITHOUT_SDK
+        .into_iter()
+        .filter(|(l, _, _)| languages.iter().any(|(ours, _, _)| ours == l))
+        .collect();
+    let configs = [
+        ("all.toml", bench_config(&plugins)?),
+        (
+            "reused.toml",
+            bench_config_with(&plugins, "reuse = \"per-client\"\n")?,
+        ),
+        (
+            "on-call.toml",
+            bench_config_with(&plugins, "ready_instances = 0\n")?,
+        ),
+        (
+            "without-sdk.toml",
+            bench_config(&plugin_list(&without_sdk))?,
+        ),
     ];
+    let cache = scratch.0.join("cache");
+    // Each server starts once the one before has its plugins ready (the first finds them
+    // compiled by the start-up runs; two compiling at once would share the cores and wait past
+    // a call's timeout).
+    let mut servers = Vec::new();
+    for ((file, config), list) in configs
+        .iter()
+        .zip([languages, languages, languages, &without_sdk])
+        .filter(|(_, list)| !list.is_empty())
+    {
+        let path = scratch.0.join(file);
+        std::fs::write(&path, config)?;
+        let mut server = StdioServer::start(palisade, &path, &cache)?;
+        for (_, name, _) in list {
+            server.call_when_ready(&Call::greet(&format!("{name}_greet")))?;
+        }
+        servers.push(server);
+    }
     let greet = |server: usize, tool: &str| Target {
         server,
         call: Call::greet(tool),
@@ -349,29 +403,36 @@ fn per_call(
         pause: Duration::ZERO,
     };
     let mut targets: Vec<(String, Target)> = Vec::new();
-    for (language, name, _) in LANGUAGES {
+    for (language, name, _) in languages {
         targets.push((language.to_string(), greet(0, &format!("{name}_greet"))));
     }
-    for (language, name, _) in LANGUAGES {
+    for (language, name, _) in &without_sdk {
+        targets.push((
+            format!("{language}, no SDK"),
+            greet(3, &format!("{name}_greet")),
+        ));
+    }
+    for (language, name, _) in languages {
         let paced = Target {
             pause: PACED,
             ..greet(0, &format!("{name}_greet"))
         };
         targets.push((format!("{language}, {} ms apart", PACED.as_millis()), paced));
     }
-    for (language, name, _) in LANGUAGES {
+    for (language, name, _) in languages {
         targets.push((
             format!("{language}, made on call"),
             greet(2, &format!("{name}_greet")),
         ));
     }
-    for (language, name, _) in LANGUAGES {
+    for (language, name, _) in languages {
         targets.push((
             format!("{language}, reused"),
             greet(1, &format!("{name}_greet")),
         ));
     }
     if let Some(command) = &args.peer {
+        let peer = servers.len();
         servers.push(StdioServer::start_peer(command)?);
         let tools = match args.peer_tools.is_empty() {
             true => vec![("Rust".to_string(), "greet".to_string())],
@@ -380,7 +441,7 @@ fn per_call(
         for (language, tool) in tools {
             let target = Target {
                 exact: false,
-                ..greet(3, &tool)
+                ..greet(peer, &tool)
             };
             targets.push((format!("peer {language}"), target));
         }
