@@ -116,6 +116,10 @@ def print_traceback(error: BaseException, context: str | None = None) -> None:
         pass
 
 
+#: One encoder for every call: ``json.dumps`` with options makes a new one each time.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(value: Any) -> str:
     """Compact JSON text, as JavaScript's ``JSON.stringify`` and Rust's ``serde_json`` write it."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(value)

@@ -100,7 +100,7 @@ class Tool:
                     return ToolResult.error(f"invalid arguments: not valid JSON: {e}")
         if arguments is None:
             arguments = {}
-        if not isinstance(arguments, Mapping):
+        if type(arguments) is not dict and not isinstance(arguments, Mapping):
             return ToolResult.error("invalid arguments: expected a JSON object")
         kwargs = {}
         for param in self.params:
@@ -676,8 +676,11 @@ class Plugin:
         tool = self.tools.get(name)
         if tool is None:
             raise NotFound(f"this plugin has no tool named `{name}`")
-        with _guard(f"tool `{name}`"):
+        # What `_guard` does, without a context manager's generator on every call.
+        try:
             return tool.call(arguments)
+        except BaseException as e:
+            raise _unexpected(e, f"tool `{name}`") from None
 
     def list_resources(self) -> list[ResourceInfo]:
         """The fixed resources, then those the listers return (without URIs listed already)."""
@@ -765,14 +768,18 @@ def _guard(what: str) -> Iterator[None]:
     """Turns an exception the plugin did not expect into an internal :class:`PluginError`."""
     try:
         yield
-    except PluginError:
-        raise
-    except AskError as e:
-        raise PluginError(ErrorCode.INTERNAL, e.message) from None
-    except (KeyboardInterrupt, GeneratorExit):
-        raise
     except BaseException as e:
-        raise internal_error(e, f"{what} failed") from None
+        raise _unexpected(e, what) from None
+
+
+def _unexpected(error: BaseException, what: str) -> BaseException:
+    """What `_guard` raises for ``error``: a :class:`PluginError` (the one raised, or an internal
+    one), or ``error`` itself when it must go on (an interrupt)."""
+    if isinstance(error, PluginError) or isinstance(error, (KeyboardInterrupt, GeneratorExit)):
+        return error
+    if isinstance(error, AskError):
+        return PluginError(ErrorCode.INTERNAL, error.message)
+    return internal_error(error, f"{what} failed")
 
 
 def _identity(value: Any) -> Any:

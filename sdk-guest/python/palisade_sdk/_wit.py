@@ -22,10 +22,45 @@ from ._errors import AskFailed, AwaitingAnswer, ErrorCode, PluginError, dumps
 from ._results import CompletionResult, PromptResult, ToolResult, to_json
 
 
-def _types() -> Any:
-    from wit_world.imports import types
+class Bindings:
+    """The generated modules a tool call uses, imported once.
 
-    return types
+    A fresh instance starts from the snapshot componentize-py took at build time, so whatever a
+    call imports or looks up lazily is imported again by every call: the entry module calls
+    :func:`bind` while the snapshot is taken (``exports.prepare``), and calls find these bound.
+    """
+
+    __slots__ = ("types", "host", "tools", "err", "log_levels")
+
+    def __init__(self) -> None:
+        from componentize_py_types import Err
+        from wit_world.imports import host, types
+
+        try:
+            from wit_world.exports import tools
+        except ImportError:  # a world without tools
+            tools = None
+        self.types: Any = types
+        self.host: Any = host
+        self.tools: Any = tools
+        self.err: Any = Err
+        #: The WIT log levels by name (`"info"`).
+        self.log_levels: dict[str, Any] = {level.name.lower(): level for level in host.LogLevel}
+
+
+_bound: Bindings | None = None
+
+
+def bind() -> Bindings:
+    """The generated bindings, imported on the first use (the snapshot's, in a component)."""
+    global _bound
+    if _bound is None:
+        _bound = Bindings()
+    return _bound
+
+
+def _types() -> Any:
+    return (_bound or bind()).types
 
 
 def json_text(value: Any) -> str | None:
@@ -62,7 +97,9 @@ def resource_contents(value: ResourceContents) -> Any:
 
 
 def content_block(block: Any) -> Any:
-    types = _types()
+    types = (_bound or bind()).types
+    if type(block) is TextContent and block.annotations is None and block.meta is None:
+        return types.ContentBlock_Text(types.TextContent(block.text, None, None))
     if isinstance(block, TextContent):
         return types.ContentBlock_Text(types.TextContent(block.text, wit_annotations(block.annotations), json_text(block.meta)))
     if isinstance(block, (ImageContent, AudioContent)):
@@ -110,8 +147,7 @@ def tool(value: Any) -> Any:
 
 
 def call_result(result: ToolResult) -> Any:
-    from wit_world.exports import tools
-
+    tools = (_bound or bind()).tools
     return tools.CallResult(
         [content_block(b) for b in result.content],
         json_text(result.structured_content),

@@ -52,6 +52,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Union
 
+from . import _wit
 from ._content import ContentBlock, Role, TextContent
 from ._errors import AskError, AskFailed, AwaitingAnswer
 from ._results import PromptMessage, user
@@ -66,15 +67,16 @@ __all__ = [
 ]
 
 
+_INSIDE = sys.platform == "wasi"
+
+
 def inside_component() -> bool:
     """True when running inside a Palisade component (not on plain CPython)."""
-    return sys.platform == "wasi"
+    return _INSIDE
 
 
 def _raw() -> Any:
-    from wit_world.imports import host as raw
-
-    return raw
+    return _wit.bind().host
 
 
 # ---- logs, progress, cancellation, roots ----
@@ -93,9 +95,14 @@ class LogLevel(str, enum.Enum):
     EMERGENCY = "emergency"
 
 
+#: Each level, by itself and by its name: what `log` is called with nearly always.
+_LEVELS: dict[Any, LogLevel] = {level.value: level for level in LogLevel}
+
+
 def _level(level: LogLevel | str | Any) -> LogLevel:
-    if isinstance(level, LogLevel):
-        return level
+    known = _LEVELS.get(level) if isinstance(level, str) else None
+    if known is not None:
+        return known
     name = level if isinstance(level, str) else getattr(level, "name", None)
     if isinstance(name, str):
         name = name.strip().lower()
@@ -113,8 +120,8 @@ def log(level: LogLevel | str, message: str) -> None:
     (``"info"``)."""
     level = _level(level)
     if inside_component():
-        raw = _raw()
-        raw.log(raw.LogLevel[level.name], str(message))
+        bound = _wit.bind()
+        bound.host.log(bound.log_levels[level], str(message))
     else:
         print(f"[{level.value}] {message}", file=sys.stderr)
 
@@ -374,7 +381,5 @@ def ask(requests: Mapping[str, Request] | Iterable[tuple[str, Request]]) -> Answ
             )
     if not inside_component():
         return Answers((k, AskFailed("not running inside Palisade: there is no client to ask")) for k, _ in pairs)
-    from . import _wit
-
     answered = _raw().ask([(k, _wit.input_request(r)) for k, r in pairs])
     return Answers((k, _wit.answer(result)) for k, result in answered)

@@ -41,7 +41,9 @@ def test_stage_copies_the_app_its_modules_and_the_sdk(tmp_path):
     assert not any(p.startswith(("node_modules", ".venv")) for p in staged)
     entry_text = (staging / "palisade_entry.py").read_text()
     assert "import app " in entry_text
-    assert "from palisade_sdk.exports import Completion, Prompts, Resources, Tools" in entry_text
+    assert "from palisade_sdk.exports import Completion, Prompts, Resources, Tools, prepare" in entry_text
+    # Bound and warmed while componentize-py snapshots, not by each fresh instance's call.
+    assert "\nprepare()" in entry_text
 
 
 @pytest.mark.parametrize(

@@ -103,6 +103,20 @@ def test_tools(wit, served, capsys):
     assert "Traceback" in capsys.readouterr().err
 
 
+def test_prepare_binds_the_call_path_and_leaves_the_plugin_alone(wit, served):
+    from palisade_sdk import _wit
+
+    _wit._bound = None
+    exports.prepare()
+    bound = _wit._bound
+    assert bound is not None and bound.tools is wit["tools"] and bound.err is wit["Err"]
+    assert bound.log_levels["warning"] == wit["host"].LogLevel.WARNING
+    # The warm-up call runs on a plugin of its own: the served plugin gains no tool.
+    assert [t.name for t in exports.Tools().list_tools()] == ["greet", "crash", "crawl", "picture"]
+    exports.prepare()
+    assert _wit._bound is bound, "bound once"
+
+
 def test_resources(wit, served, capsys):
     listed = exports.Resources().list_resources()  # the broken lister is left out, with a traceback
     assert [r.uri for r in listed] == ["motd://today"]
