@@ -19,10 +19,12 @@ import { toCompleter, runCompleter } from './completion.js';
  * A declared tool: `check` validates the arguments (giving the handler's value, or why they are
  * wrong), `run` is the handler.
  * @typedef {object} Tool
- * @property {(args: JsonObject) => Promise<{ value: unknown } | { wrong: string }>} check
+ * @property {(args: JsonObject) => CheckedArgs | Promise<CheckedArgs>} check
  * @property {(args: unknown) => ToolReturn | Promise<ToolReturn>} run
  * @property {ListedTool} listed
  */
+
+/** @typedef {{ value: unknown } | { wrong: string }} CheckedArgs */
 
 /** @typedef {{ [name: string]: Completer }} Completers */
 
@@ -168,12 +170,12 @@ export class Plugin {
     if (standard !== undefined) {
       check = (args) => validate(standard, args);
     } else if (spec.inputSchema === undefined) {
-      check = async (args) => {
+      check = (args) => {
         const wrong = prepareArguments(inputSchema, args);
         return wrong === undefined ? { value: args } : { wrong };
       };
     } else {
-      check = async (args) => ({ value: args });
+      check = (args) => ({ value: args });
     }
     this.#tools.set(spec.name, {
       check,
@@ -408,6 +410,7 @@ export class Plugin {
    * @returns {PluginExports}
    */
   exports() {
+    Plugin.#warmCallPath();
     // What is defined, under a symbol on each interface: `palisade-js build` reads it to refuse
     // a world that would drop definitions. Not part of the WIT exports.
     const definitions = {
@@ -448,11 +451,32 @@ export class Plugin {
   }
 
   /**
+   * Runs a tool call through the call path once, on a plugin of its own, while the component is
+   * built (`exports()` runs then): the snapshot then holds the path's functions compiled, where
+   * a fresh instance per call would otherwise compile them in every call.
+   */
+  static #warmCallPath() {
+    if (Plugin.#warmed) {
+      return;
+    }
+    Plugin.#warmed = true;
+    const warm = new Plugin();
+    warm.tool({ name: 'echo', input: { text: { type: 'string' }, loud: { type: 'boolean', default: false } } }, ({ text }) => text);
+    warm.#callTool('echo', '{"text":"warm"}');
+  }
+
+  static #warmed = false;
+
+  /**
+   * Runs a tool: synchronously when its check and handler are, so a call makes no promise and
+   * runs no job queue unless the tool is async (with a fresh instance per call, all of this is
+   * first-time work in every call).
+   *
    * @param {string} name
    * @param {string} argsJson
-   * @returns {Promise<WitCallResult>}
+   * @returns {WitCallResult | Promise<WitCallResult>}
    */
-  async #callTool(name, argsJson) {
+  #callTool(name, argsJson) {
     const tool = this.#tools.get(name);
     if (tool === undefined) {
       throw new NotFound(`this plugin has no tool named \`${name}\``);
@@ -467,20 +491,8 @@ export class Plugin {
     if (!isObject(args)) {
       return failed(`invalid arguments: expected a JSON object, not ${kind(args)}`);
     }
-    const checked = await tool.check(args);
-    if ('wrong' in checked) {
-      return failed(`invalid arguments: ${checked.wrong}`);
-    }
-    let value;
-    try {
-      value = await tool.run(checked.value);
-    } catch (error) {
-      if (error instanceof ToolError) {
-        return failed(error.message);
-      }
-      throw error;
-    }
-    return toToolResult(value).toWit();
+    const checked = tool.check(args);
+    return checked instanceof Promise ? checked.then((c) => runChecked(tool, c)) : runChecked(tool, checked);
   }
 
   /** @returns {Promise<ListedResource[]>} */
@@ -583,6 +595,34 @@ export class Plugin {
 }
 
 /**
+ * The rest of a tool call once its arguments are checked: the handler's value as the WIT result,
+ * or a failed result for wrong arguments or a `ToolError`.
+ *
+ * @param {{ run: (args: any) => unknown }} tool
+ * @param {CheckedArgs} checked
+ * @returns {WitCallResult | Promise<WitCallResult>}
+ */
+function runChecked(tool, checked) {
+  if ('wrong' in checked) {
+    return failed(`invalid arguments: ${checked.wrong}`);
+  }
+  const asResult = (/** @type {unknown} */ value) => toToolResult(value).toWit();
+  const caught = (/** @type {unknown} */ error) => {
+    if (error instanceof ToolError) {
+      return failed(error.message);
+    }
+    throw error;
+  };
+  let value;
+  try {
+    value = tool.run(checked.value);
+  } catch (error) {
+    return caught(error);
+  }
+  return value instanceof Promise ? value.then(asResult, caught) : asResult(value);
+}
+
+/**
  * A tool result for a failure the model should read.
  *
  * @param {string} message
@@ -599,14 +639,21 @@ function failed(message) {
  * @template T
  * @param {string} where
  * @param {() => T | Promise<T>} run
- * @returns {Promise<T>}
+ * @returns {T | Promise<T>}
  */
-async function guarded(where, run) {
+function guarded(where, run) {
+  let result;
   try {
-    return await run();
+    result = run();
   } catch (error) {
     throw toPluginError(error, where);
   }
+  if (result instanceof Promise) {
+    return result.catch((error) => {
+      throw toPluginError(error, where);
+    });
+  }
+  return result;
 }
 
 /**

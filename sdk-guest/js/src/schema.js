@@ -243,7 +243,9 @@ export function prepareArguments(schema, args) {
     const value = args[name];
     if (value === undefined) {
       if (property.default !== undefined) {
-        args[name] = structuredClone(property.default);
+        const fallback = property.default;
+        // A copy, so a handler that changes it cannot change the next call's default.
+        args[name] = typeof fallback === 'object' && fallback !== null ? structuredClone(fallback) : fallback;
       }
       continue;
     }

@@ -127,12 +127,14 @@ export {};
 
 /**
  * The WIT interfaces a plugin exports, from `plugin.exports()`. Functions returning a WIT
- * `result` reject with a {@link PluginErrorRecord}.
+ * `result` throw or reject with a {@link PluginErrorRecord}. `callTool` answers at once (no
+ * promise) when the tool's handler does: with a fresh instance per call, a promise costs the
+ * call a turn of the job queue.
  * @typedef {object} PluginExports
- * @property {{ listTools(): Promise<ListedTool[]>, callTool(name: string, args: string): Promise<WitCallResult> }} tools
- * @property {{ listResources(): Promise<ListedResource[]>, listResourceTemplates(): Promise<ListedTemplate[]>, readResource(uri: string): Promise<ResourceContents[]> }} resources
- * @property {{ listPrompts(): Promise<ListedPrompt[]>, getPrompt(name: string, args: [string, string][]): Promise<WitPromptResult> }} prompts
- * @property {{ completable(): Promise<CompletionRef[]>, complete(target: CompletionRef, argument: string, typed: string, context: [string, string][]): Promise<CompletionResult> }} completion
+ * @property {{ listTools(): Promise<ListedTool[]>, callTool(name: string, args: string): WitCallResult | Promise<WitCallResult> }} tools
+ * @property {{ listResources(): Promise<ListedResource[]>, listResourceTemplates(): Promise<ListedTemplate[]>, readResource(uri: string): ResourceContents[] | Promise<ResourceContents[]> }} resources
+ * @property {{ listPrompts(): Promise<ListedPrompt[]>, getPrompt(name: string, args: [string, string][]): WitPromptResult | Promise<WitPromptResult> }} prompts
+ * @property {{ completable(): Promise<CompletionRef[]>, complete(target: CompletionRef, argument: string, typed: string, context: [string, string][]): CompletionResult | Promise<CompletionResult> }} completion
  */
 
 // ---- The WIT host interface (`#wit/host`) ----------------------------------------------------

@@ -18,9 +18,9 @@ async function quietly(fn) {
 }
 
 /** What an export threw (the WIT error record), or fails. */
-async function rejection(promise) {
+async function rejection(run) {
   try {
-    await promise;
+    await run();
   } catch (error) {
     return error;
   }
@@ -96,26 +96,43 @@ test('a ToolError is a result for the model; other throws are plugin errors', as
   assert.equal(refused.isError, true);
   assert.deepEqual(texts(refused), ['the model should read this']);
 
-  const [crash, logged] = await quietly(() => rejection(call(plugin, 'crash')));
+  const [crash, logged] = await quietly(() => rejection(() => call(plugin, 'crash')));
   assert.equal(crash.code, 'internal');
   assert.match(crash.message, /^TypeError: Cannot read properties of null/);
   assert.ok(!(crash instanceof Error), 'a plain record, which componentize-js can send');
   assert.match(logged.join('\n'), /tool `crash` failed: TypeError: .*\n.*at /s);
 
-  const [thrown] = await quietly(() => rejection(call(plugin, 'string_throw')));
+  const [thrown] = await quietly(() => rejection(() => call(plugin, 'string_throw')));
   assert.deepEqual(thrown, { code: 'internal', message: 'plain string', data: undefined });
-  assert.deepEqual(await rejection(call(plugin, 'not_found')), { code: 'not-found', message: 'no such thing', data: '{"id":7}' });
-  assert.deepEqual(await rejection(call(plugin, 'raw_error')), { code: 'invalid-params', message: 'raw record', data: undefined });
-  const [bytes] = await quietly(() => rejection(call(plugin, 'bytes')));
+  assert.deepEqual(await rejection(() => call(plugin, 'not_found')), { code: 'not-found', message: 'no such thing', data: '{"id":7}' });
+  assert.deepEqual(await rejection(() => call(plugin, 'raw_error')), { code: 'invalid-params', message: 'raw record', data: undefined });
+  const [bytes] = await quietly(() => rejection(() => call(plugin, 'bytes')));
   assert.match(bytes.message, /^TypeError: a tool returned bytes: wrap them in image/);
+});
+
+test('a synchronous tool answers without a promise; an async one with one', async () => {
+  const plugin = demo();
+  const greeted = call(plugin, 'greet', { name: 'Ada' });
+  assert.ok(!(greeted instanceof Promise), 'no promise, so no job queue to run in the call');
+  assert.deepEqual(texts(greeted), ['Hello, Ada!']);
+  assert.ok(!(call(plugin, 'refuse') instanceof Promise));
+  assert.ok(!(call(plugin, 'greet', { name: 7 }) instanceof Promise), 'wrong arguments too');
+  assert.throws(() => call(plugin, 'not_found'), (error) => error.code === 'not-found' && !(error instanceof Error));
+  const slow = call(plugin, 'slow', { ms: 1 });
+  assert.ok(slow instanceof Promise);
+  assert.deepEqual(texts(await slow), ['slept 1']);
+  const asyncRefusal = new Plugin().tool({ name: 'later' }, async () => { throw new ToolError('not now'); });
+  assert.deepEqual(texts(await call(asyncRefusal, 'later')), ['not now']);
+  const asyncCrash = new Plugin().tool({ name: 'later' }, async () => { throw new NotFound('gone'); });
+  assert.equal((await rejection(() => call(asyncCrash, 'later'))).code, 'not-found');
 });
 
 test('unknown names are not-found', async () => {
   const plugin = demo().exports();
-  assert.deepEqual(await rejection(plugin.tools.callTool('nope', '{}')), { code: 'not-found', message: 'this plugin has no tool named `nope`', data: undefined });
-  assert.equal((await rejection(plugin.resources.readResource('x://y'))).code, 'not-found');
-  assert.equal((await rejection(plugin.prompts.getPrompt('p', []))).code, 'not-found');
-  assert.equal((await rejection(plugin.completion.complete({ tag: 'prompt', val: 'p' }, 'a', '', []))).code, 'not-found');
+  assert.deepEqual(await rejection(() => plugin.tools.callTool('nope', '{}')), { code: 'not-found', message: 'this plugin has no tool named `nope`', data: undefined });
+  assert.equal((await rejection(() => plugin.resources.readResource('x://y'))).code, 'not-found');
+  assert.equal((await rejection(() => plugin.prompts.getPrompt('p', []))).code, 'not-found');
+  assert.equal((await rejection(() => plugin.completion.complete({ tag: 'prompt', val: 'p' }, 'a', '', []))).code, 'not-found');
   assert.deepEqual(await plugin.resources.listResources(), []);
   assert.deepEqual(await plugin.prompts.listPrompts(), []);
   assert.deepEqual(await plugin.completion.completable(), []);
@@ -167,9 +184,9 @@ test('resources: fixed, listed, templated', async () => {
   const note = await plugin.resources.readResource('notes://my%20note');
   assert.deepEqual(note, [{ uri: 'notes://my%20note', mimeType: 'text/markdown', body: { tag: 'text', val: '# my note' }, meta: undefined }]);
   assert.equal((await plugin.resources.readResource('textkit://upper/hello%20world'))[0].body.val, 'HELLO WORLD (textkit://upper/hello%20world)');
-  assert.deepEqual(await rejection(plugin.resources.readResource('notes://missing')), { code: 'not-found', message: 'no note missing', data: undefined });
-  assert.equal((await rejection(plugin.resources.readResource('notes://a/b'))).code, 'not-found');
-  const [broken] = await quietly(() => rejection(plugin.resources.readResource('broken://x')));
+  assert.deepEqual(await rejection(() => plugin.resources.readResource('notes://missing')), { code: 'not-found', message: 'no note missing', data: undefined });
+  assert.equal((await rejection(() => plugin.resources.readResource('notes://a/b'))).code, 'not-found');
+  const [broken] = await quietly(() => rejection(() => plugin.resources.readResource('broken://x')));
   assert.deepEqual(broken, { code: 'internal', message: 'Error: disk on fire', data: undefined });
   const templates = await plugin.resources.listResourceTemplates();
   assert.deepEqual(templates.map((t) => [t.uriTemplate, t.name, t.mimeType]), [['notes://{name}', 'note', 'text/markdown'], ['textkit://upper/{text}', 'upper', undefined]]);
@@ -195,7 +212,7 @@ test('prompts: arguments, messages, missing ones', async () => {
   assert.equal(got.description, undefined);
   const detailed = await plugin.prompts.getPrompt('summarize', [['path', 'b.md'], ['style', 'detailed']]);
   assert.equal(detailed.messages[0].content.val.text, 'Summarize the file b.md in a detailed style.');
-  assert.deepEqual(await rejection(plugin.prompts.getPrompt('summarize', [])), {
+  assert.deepEqual(await rejection(() => plugin.prompts.getPrompt('summarize', [])), {
     code: 'invalid-params',
     message: 'the prompt `summarize` needs the argument(s) `path`',
     data: undefined,
@@ -205,7 +222,7 @@ test('prompts: arguments, messages, missing ones', async () => {
   const described = await plugin.prompts.getPrompt('described', []);
   assert.equal(described.description, 'specific');
   assert.equal(described.meta, '{"a":1}');
-  const [many] = await quietly(() => rejection(plugin.prompts.getPrompt('many', [])));
+  const [many] = await quietly(() => rejection(() => plugin.prompts.getPrompt('many', [])));
   assert.match(many.message, /^TypeError: message 0: expected a string or user/);
 });
 
@@ -221,7 +238,7 @@ test('completion: lists filtered by prefix, functions with context, cut at 100',
   assert.deepEqual((await plugin.completion.complete(prompt, 'style', '', [])).values, ['short', 'detailed']);
   assert.deepEqual((await plugin.completion.complete(prompt, 'lang', 'F', [['path', 'x']])).values, ['fr', 'path=x']);
   assert.deepEqual(await plugin.completion.complete(prompt, 'path', '', []), { values: [], total: 0, hasMore: false });
-  assert.equal((await rejection(plugin.completion.complete(prompt, 'zzz', '', []))).code, 'invalid-params');
+  assert.equal((await rejection(() => plugin.completion.complete(prompt, 'zzz', '', []))).code, 'invalid-params');
   const counted = await plugin.completion.complete({ tag: 'prompt', val: 'counting' }, 'n', '', []);
   assert.equal(counted.values.length, 100);
   assert.equal(counted.values[0], '0');
@@ -229,8 +246,8 @@ test('completion: lists filtered by prefix, functions with context, cut at 100',
   assert.equal(counted.hasMore, true);
   const template = { tag: 'resource-template', val: 'notes://{name}' };
   assert.deepEqual((await plugin.completion.complete(template, 'name', 'B', [])).values, ['beta', 'Bravo']);
-  assert.equal((await rejection(plugin.completion.complete(template, 'other', '', []))).code, 'invalid-params');
-  assert.equal((await rejection(plugin.completion.complete({ tag: 'resource-template', val: 'zz://{x}' }, 'x', '', []))).code, 'not-found');
+  assert.equal((await rejection(() => plugin.completion.complete(template, 'other', '', []))).code, 'invalid-params');
+  assert.equal((await rejection(() => plugin.completion.complete({ tag: 'resource-template', val: 'zz://{x}' }, 'x', '', []))).code, 'not-found');
 });
 
 test('definition mistakes in resources, templates and prompts', () => {
@@ -249,7 +266,7 @@ test('definition mistakes in resources, templates and prompts', () => {
 
 test('a failing lister aborts the listing, as a panic would', async () => {
   const plugin = new Plugin().resourceLister(() => { throw new Error('no directory'); }).exports();
-  const [error, logged] = await quietly(() => rejection(plugin.resources.listResources()));
+  const [error, logged] = await quietly(() => rejection(() => plugin.resources.listResources()));
   assert.ok(error instanceof Error, 'an Error, which aborts the component instance');
   assert.match(logged.join('\n'), /listing the resources failed: Error: no directory/);
 });
