@@ -34,18 +34,26 @@ class Bindings:
 
     def __init__(self) -> None:
         from componentize_py_types import Err
-        from wit_world.imports import host, types
 
-        try:
-            from wit_world.exports import tools
-        except ImportError:  # a world without tools
-            tools = None
-        self.types: Any = types
-        self.host: Any = host
-        self.tools: Any = tools
+        # A world names what it imports and exports: what it leaves out is None here.
+        self.types: Any = _module("wit_world.imports.types")
+        self.host: Any = _module("wit_world.imports.host")
+        self.tools: Any = _module("wit_world.exports.tools")
         self.err: Any = Err
         #: The WIT log levels by name (`"info"`).
-        self.log_levels: dict[str, Any] = {level.name.lower(): level for level in host.LogLevel}
+        self.log_levels: dict[str, Any] = (
+            {} if self.host is None else {level.name.lower(): level for level in self.host.LogLevel}
+        )
+
+
+def _module(name: str) -> Any:
+    """The generated module ``name``, or None when the world has no such interface."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 _bound: Bindings | None = None

@@ -40,7 +40,8 @@ def prepare() -> None:
     """Imports what a call needs from the generated bindings. The entry module of
     ``palisade-py build`` calls it while componentize-py snapshots the interpreter, so each
     fresh instance starts with them imported instead of importing them on its call."""
-    _wit.bind()
+    if _wit.bind().tools is None:  # a world without tools (a prompt pack): no call path to warm
+        return
     # Run the call path once on a tool of its own, so the snapshot holds its bytecode already
     # specialised and its caches filled: a fresh instance then writes (and copies) fewer pages.
     warm = Plugin()

@@ -117,6 +117,17 @@ def test_prepare_binds_the_call_path_and_leaves_the_plugin_alone(wit, served):
     assert _wit._bound is bound, "bound once"
 
 
+def test_prepare_in_a_world_without_tools_only_binds(wit, monkeypatch):
+    from palisade_sdk import _wit
+
+    real = _wit._module
+    monkeypatch.setattr(_wit, "_module", lambda name: None if name == "wit_world.exports.tools" else real(name))
+    monkeypatch.setattr(_wit, "_bound", None)
+    exports.prepare()  # nothing to warm, and no error: a prompt pack builds
+    assert _wit._bound is not None and _wit._bound.tools is None
+    assert _wit._bound.host is wit["host"]
+
+
 def test_resources(wit, served, capsys):
     listed = exports.Resources().list_resources()  # the broken lister is left out, with a traceback
     assert [r.uri for r in listed] == ["motd://today"]
