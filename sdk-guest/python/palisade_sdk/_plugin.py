@@ -10,8 +10,9 @@ import json
 import re
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ._content import Annotations, Icon, ResourceContents
 from ._errors import (
@@ -100,7 +101,7 @@ class Tool:
                     return ToolResult.error(f"invalid arguments: not valid JSON: {e}")
         if arguments is None:
             arguments = {}
-        if type(arguments) is not dict and not isinstance(arguments, Mapping):
+        if not isinstance(arguments, Mapping):
             return ToolResult.error("invalid arguments: expected a JSON object")
         kwargs = {}
         for param in self.params:
@@ -775,7 +776,7 @@ def _guard(what: str) -> Iterator[None]:
 def _unexpected(error: BaseException, what: str) -> BaseException:
     """What `_guard` raises for ``error``: a :class:`PluginError` (the one raised, or an internal
     one), or ``error`` itself when it must go on (an interrupt)."""
-    if isinstance(error, PluginError) or isinstance(error, (KeyboardInterrupt, GeneratorExit)):
+    if isinstance(error, (PluginError, KeyboardInterrupt, GeneratorExit)):
         return error
     if isinstance(error, AskError):
         return PluginError(ErrorCode.INTERNAL, error.message)

@@ -68,7 +68,7 @@ def bind() -> Bindings:
 
 
 def _types() -> Any:
-    return (_bound or bind()).types
+    return bind().types
 
 
 def json_text(value: Any) -> str | None:
@@ -105,9 +105,7 @@ def resource_contents(value: ResourceContents) -> Any:
 
 
 def content_block(block: Any) -> Any:
-    types = (_bound or bind()).types
-    if type(block) is TextContent and block.annotations is None and block.meta is None:
-        return types.ContentBlock_Text(types.TextContent(block.text, None, None))
+    types = _types()
     if isinstance(block, TextContent):
         return types.ContentBlock_Text(types.TextContent(block.text, wit_annotations(block.annotations), json_text(block.meta)))
     if isinstance(block, (ImageContent, AudioContent)):
@@ -137,8 +135,7 @@ def plugin_error(error: PluginError) -> Any:
 
 
 def tool(value: Any) -> Any:
-    from wit_world.exports import tools
-
+    tools = bind().tools
     hints = (value.read_only, value.destructive, value.idempotent, value.open_world)
     tool_annotations = None if all(h is None for h in hints) else tools.ToolAnnotations(None, *hints)
     return tools.Tool(
@@ -155,7 +152,7 @@ def tool(value: Any) -> Any:
 
 
 def call_result(result: ToolResult) -> Any:
-    tools = (_bound or bind()).tools
+    tools = bind().tools
     return tools.CallResult(
         [content_block(b) for b in result.content],
         json_text(result.structured_content),
@@ -228,8 +225,7 @@ def completion_result(result: CompletionResult) -> Any:
 
 
 def input_request(request: Any) -> Any:
-    from wit_world.imports import host
-
+    host = bind().host
     from .host import FormRequest, RootsRequest, SamplingRequest, UrlRequest
 
     if isinstance(request, FormRequest):
@@ -299,12 +295,11 @@ def _parse(text: str | None) -> Any:
 
 def answer(result: Any) -> Any:
     """One answer of ``host.ask``: an SDK answer, or the ``AskError`` saying why there is none."""
-    from componentize_py_types import Err
-    from wit_world.imports import host
-
+    bound = bind()
+    host = bound.host
     from .host import ClientRoot, ElicitationAnswer, SamplingAnswer
 
-    if isinstance(result, Err):
+    if isinstance(result, bound.err):
         error = result.value
         if isinstance(error, host.AskError_AwaitingAnswer):
             return AwaitingAnswer()

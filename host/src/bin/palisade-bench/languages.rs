@@ -84,6 +84,30 @@ const WITHOUT_SDK: [(&str, &str, &str); 2] = [
     ("JavaScript", "greet-js", "greet-js.wasm"),
 ];
 
+/// The components of [`WITHOUT_SDK`] whose language is among `languages`.
+fn twins_of(languages: &[(&str, &str, &str)]) -> Vec<(&'static str, &'static str, &'static str)> {
+    WITHOUT_SDK
+        .into_iter()
+        .filter(|(l, _, _)| languages.iter().any(|(ours, _, _)| ours == l))
+        .collect()
+}
+
+/// A server of `config` (written to `path`) once each of `plugins` has answered a call.
+fn serve_ready(
+    palisade: &Path,
+    path: &Path,
+    config: &str,
+    cache: &Path,
+    plugins: &[(&str, &str, &str)],
+) -> Result<StdioServer> {
+    std::fs::write(path, config)?;
+    let mut server = StdioServer::start(palisade, path, cache)?;
+    for (_, name, _) in plugins {
+        server.call_when_ready(&Call::greet(&format!("{name}_greet")))?;
+    }
+    Ok(server)
+}
+
 /// The example plugins with the same `greet` tool: language, plugin name, wasm file name.
 const LANGUAGES: [(&str, &str, &str); 7] = [
     ("Rust", "hello", "hello.wasm"),
@@ -240,10 +264,7 @@ pub fn run(args: LanguageArgs) -> Result<()> {
             s.p50_us / native.stats.p50_us
         );
     }
-    let twins = WITHOUT_SDK
-        .iter()
-        .filter(|(l, _, _)| languages.iter().any(|(ours, _, _)| ours == l))
-        .count();
+    let twins = twins_of(&languages).len();
     println!(
         "\nresident memory, idle, the {} plugins loaded and called (with fresh instances, also the {twins} written without the SDK)",
         languages.len()
@@ -358,10 +379,7 @@ fn per_call(
     languages: &[(&str, &str, &str)],
     args: &LanguageArgs,
 ) -> Result<(Vec<Row>, Row, [Option<RssMakeUp>; 2])> {
-    let without_sdk: Vec<_> = WITHOUT_SDK
-        .into_iter()
-        .filter(|(l, _, _)| languages.iter().any(|(ours, _, _)| ours == l))
-        .collect();
+    let without_sdk = twins_of(languages);
     let with_twins: Vec<_> = languages.iter().chain(&without_sdk).copied().collect();
     let plugin_list = |list: &[(&str, &str, &str)]| -> Vec<(String, PathBuf)> {
         list.iter()
@@ -394,23 +412,14 @@ fn per_call(
     // their own, so the measured one loads them (a server that compiles keeps the compiler's
     // memory, which would count in its resident memory).
     if !without_sdk.is_empty() {
+        let config = bench_config(&plugin_list(&without_sdk))?;
         let path = scratch.0.join("without-sdk.toml");
-        std::fs::write(&path, bench_config(&plugin_list(&without_sdk))?)?;
-        let mut compiler = StdioServer::start(palisade, &path, &cache)?;
-        for (_, name, _) in &without_sdk {
-            compiler.call_when_ready(&Call::greet(&format!("{name}_greet")))?;
-        }
-        compiler.stop();
+        serve_ready(palisade, &path, &config, &cache, &without_sdk)?.stop();
     }
     let mut servers = Vec::new();
     for (file, config, list) in &configs {
         let path = scratch.0.join(file);
-        std::fs::write(&path, config)?;
-        let mut server = StdioServer::start(palisade, &path, &cache)?;
-        for (_, name, _) in list.iter() {
-            server.call_when_ready(&Call::greet(&format!("{name}_greet")))?;
-        }
-        servers.push(server);
+        servers.push(serve_ready(palisade, &path, config, &cache, list)?);
     }
     let greet = |server: usize, tool: &str| Target {
         server,
