@@ -69,10 +69,13 @@ fn query_until_present(prometheus: &Service, query: &str) -> f64 {
     loop {
         let url = format!("http://{}/api/v1/query", prometheus.addr);
         let (status, body) = http_get(&url, &[("query", query)]);
-        assert_eq!(status, 200, "{body}");
-        let answer: Value = serde_json::from_str(&body).unwrap();
-        if let Some(sample) = answer["data"]["result"].as_array().and_then(|r| r.first()) {
-            return sample["value"][1].as_str().unwrap().parse().unwrap();
+        // Prometheus listens before it is ready, and answers 503 until then.
+        if status != 503 {
+            assert_eq!(status, 200, "{body}");
+            let answer: Value = serde_json::from_str(&body).unwrap();
+            if let Some(sample) = answer["data"]["result"].as_array().and_then(|r| r.first()) {
+                return sample["value"][1].as_str().unwrap().parse().unwrap();
+            }
         }
         if Instant::now() > deadline {
             let (_, targets) = http_get(&format!("http://{}/api/v1/targets", prometheus.addr), &[]);
