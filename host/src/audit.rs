@@ -97,6 +97,11 @@ struct Open {
 }
 
 impl AuditLog {
+    /// How arguments are written, as configured.
+    pub fn arguments(&self) -> AuditArguments {
+        self.config.arguments
+    }
+
     /// Opens (or creates, readable only by the operator) the log file.
     pub fn open(config: AuditConfig) -> Result<AuditLog> {
         let open = open(&config.path)?;
@@ -216,6 +221,28 @@ impl AuditLog {
             map.insert("detail".into(), detail.into());
         }
         self.write_line(&out);
+    }
+
+    /// Writes what an operator did in the console (`operator-answered`, `operator-revoked`,
+    /// `operator-cancelled`) to `target`, with the operator's identity. False when the line
+    /// could not be written: the console then says the action was not recorded.
+    pub fn record_operator(
+        &self,
+        operator: &str,
+        action: &str,
+        target: Value,
+        detail: Option<&str>,
+    ) -> bool {
+        let mut line = json!({
+            "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "operator": operator,
+            "outcome": action,
+            "target": target,
+        });
+        if let (Some(detail), Some(map)) = (detail, line.as_object_mut()) {
+            map.insert("detail".into(), detail.into());
+        }
+        self.write_line(&line)
     }
 
     /// Writes one line; false (with the reason in the server's log) when it cannot.

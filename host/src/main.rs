@@ -206,6 +206,10 @@ struct ServeArgs {
     /// localhost:PORT or IP:PORT (overrides [server.http] listen).
     #[arg(long, value_name = "ADDR", value_parser = palisade::config::parse_listen)]
     http: Option<std::net::SocketAddr>,
+    /// Serve the operator's console at http://ADDR/console and print a one-time login link on
+    /// stderr: PORT (on 127.0.0.1), localhost:PORT or IP:PORT (overrides [console] listen).
+    #[arg(long, value_name = "ADDR", value_parser = palisade::config::parse_listen)]
+    console: Option<std::net::SocketAddr>,
     #[command(flatten)]
     cache: CacheArgs,
 }
@@ -410,6 +414,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         cache_dir: args.cache.cache_dir,
         no_watch: args.no_watch,
         http: args.http,
+        console: args.console,
     };
     palisade::serve::serve(options, palisade::serve::no_host_tools).await
 }

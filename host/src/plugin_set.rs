@@ -28,6 +28,8 @@ pub struct ServeOptions {
     pub no_watch: bool,
     /// `--http ADDR`.
     pub http: Option<std::net::SocketAddr>,
+    /// `--console ADDR`.
+    pub console: Option<std::net::SocketAddr>,
 }
 
 /// A plugin to load, and where it was asked for (for errors the operator can act on).
@@ -58,6 +60,15 @@ impl ServeOptions {
         }
         if let Some(listen) = self.http {
             config.http.listen = Some(listen);
+        }
+        if let Some(listen) = self.console {
+            anyhow::ensure!(
+                listen.port() == 0
+                    || (Some(listen) != config.http.listen && Some(listen) != config.metrics_listen),
+                "--console {listen} is the address of MCP or of the metrics: give the console an \
+                 address of its own"
+            );
+            config.console.listen = Some(listen);
         }
         let mut wanted: Vec<Wanted> = std::mem::take(&mut config.plugins)
             .into_iter()

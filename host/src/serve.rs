@@ -51,12 +51,19 @@ pub fn async_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// Logs to stderr, filtered by `RUST_LOG` (default: info).
 pub fn init_logging(default_level: &str) {
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::{Layer as _, fmt};
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    // The filter is the stderr log's only: the console keeps plugins' lines whatever it says.
+    let stderr = fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(filter);
+    tracing_subscriber::registry()
+        .with(stderr)
+        .with(crate::telemetry::log_tail::layer())
         .init();
 }
 

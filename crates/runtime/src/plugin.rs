@@ -43,6 +43,21 @@ pub struct Plugin {
 }
 
 impl Plugin {
+    /// What the component imports, each with what the sandbox gives it for that import (what
+    /// `palisade inspect` says), in the component's order.
+    pub fn imports(&self) -> Vec<(String, String)> {
+        let component = self.runner.factory.pre.component();
+        let engine = component.engine();
+        component
+            .component_type()
+            .imports(engine)
+            .map(|(name, item)| {
+                let status = crate::link::import_status(engine, name, &item.ty, &self.spec);
+                (name.to_string(), status)
+            })
+            .collect()
+    }
+
     /// What kind of component it is.
     pub fn kind(&self) -> &Kind {
         &self.kind

@@ -10,7 +10,7 @@ mod schema_cost;
 mod tools;
 pub mod uri_template;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -92,6 +92,43 @@ pub struct Catalog {
     pub resources: ResourceRoutes,
     /// Plugins served whose resources are not: they claimed URIs another plugin serves.
     without_resources: Vec<Arc<str>>,
+    /// Where each plugin served came from, by name.
+    provenance: HashMap<Arc<str>, Provenance>,
+}
+
+/// Where a plugin came from, as its configuration and the lock say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Provenance {
+    /// The component file served (for a registry's plugin, the store's copy).
+    pub path: std::path::PathBuf,
+    /// The registry reference or URL it was fetched from, when it was.
+    pub source: Option<String>,
+    /// The SHA-256 of the component served, in hex.
+    pub sha256: String,
+    /// The OCI manifest digest the lock pins, when it came from a registry.
+    pub digest: Option<String>,
+    /// Whose signature the lock recorded.
+    pub signed_by: Option<String>,
+    /// Whose signature every load requires (the verify policy), when one is set.
+    pub signer_required: Option<String>,
+    /// The prefix of its public names.
+    pub prefix: String,
+}
+
+impl Provenance {
+    fn of(loaded: &Loaded) -> Provenance {
+        let config = &loaded.config;
+        Provenance {
+            path: config.spec.path.clone(),
+            source: (config.source.as_ref().map(ToString::to_string))
+                .or_else(|| config.locked.as_ref().map(|l| l.source.clone())),
+            sha256: hex::encode(loaded.plugin.wasm_sha256),
+            digest: config.locked.as_ref().and_then(|l| l.digest.clone()),
+            signed_by: config.locked.as_ref().and_then(|l| l.signed_by.clone()),
+            signer_required: config.verify.as_ref().map(|p| p.signer()),
+            prefix: config.prefix.clone(),
+        }
+    }
 }
 
 impl Catalog {
@@ -125,7 +162,10 @@ impl Catalog {
         let mut served = Vec::new();
         let given = plugins.len();
         let mut without_resources = Vec::new();
-        for Loaded { plugin, config } in plugins {
+        let mut provenance = HashMap::new();
+        for loaded in plugins {
+            let origin = Provenance::of(&loaded);
+            let Loaded { plugin, config } = loaded;
             let added = plugin_tools(&plugin, &config, &tools)
                 .and_then(|new_tools| Ok((new_tools, plugin_prompts(&plugin, &config, &prompts)?)));
             match added {
@@ -152,6 +192,7 @@ impl Catalog {
                             without_resources.push(plugin.name.clone());
                         }
                     }
+                    provenance.insert(plugin.name.clone(), origin);
                     served.push(plugin);
                 }
                 Err(why) => {
@@ -168,6 +209,7 @@ impl Catalog {
             "none of the plugins can be served (see the errors above)"
         );
         Ok(Catalog {
+            provenance,
             plugins: served,
             without_resources,
             tools: tools.into_values().collect(),
@@ -216,6 +258,16 @@ impl Catalog {
     /// Every tool, in order.
     pub fn tools(&self) -> &[CatalogTool] {
         &self.tools
+    }
+
+    /// Where the plugin `name` came from, when it is served.
+    pub fn provenance(&self, name: &str) -> Option<&Provenance> {
+        self.provenance.get(name)
+    }
+
+    /// The plugin `name`, when it is served.
+    pub fn plugin(&self, name: &str) -> Option<&Arc<Plugin>> {
+        self.plugins.iter().find(|p| &*p.name == name)
     }
 
     /// Whether `scope` lets a client see and call `tool`.

@@ -36,6 +36,23 @@ pub(super) struct ConfigFile {
     /// `[tasks]`.
     #[serde(default)]
     pub tasks: TasksSection,
+    /// `[console]`.
+    #[serde(default)]
+    pub console: Option<Spanned<ConsoleSection>>,
+}
+
+/// `[console]`: the operator's web console.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ConsoleSection {
+    /// Who may use it: names of `[[auth.tokens]]`, or `oauth:SUBJECT`.
+    #[serde(default)]
+    pub operators: Vec<Spanned<String>>,
+    /// `ADDRESS:PORT` (or `PORT`, on 127.0.0.1) of a listener of its own, with a one-time
+    /// login link printed on stderr (default: none).
+    pub listen: Option<Spanned<String>>,
+    /// How long a grant question a client cannot show waits for an operator, in seconds.
+    pub question_wait_s: Option<Spanned<u64>>,
 }
 
 /// `[tasks]`: tool calls that run on after their request, as MCP tasks.

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -273,6 +274,40 @@ pub struct Config {
     pub cluster: Option<super::ClusterSettings>,
     /// `[tasks]`.
     pub tasks: TaskSettings,
+    /// `[console]`.
+    pub console: ConsoleConfig,
+}
+
+/// `[console]`: the operator's web console.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsoleConfig {
+    /// Who may use it, by their identity's name: a static token's `name`, or `oauth:SUBJECT`.
+    pub operators: Vec<Arc<str>>,
+    /// A listener of its own (`--console`), whose one-time link logs its holder in.
+    pub listen: Option<std::net::SocketAddr>,
+    /// How long a grant question no client can show waits for an operator's answer.
+    pub question_wait: std::time::Duration,
+}
+
+/// A grant question waits this long for an operator, unless `[console] question_wait_s` says:
+/// long enough to notice it, short of the minutes a client waits for a tool.
+pub const DEFAULT_QUESTION_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        ConsoleConfig {
+            operators: Vec::new(),
+            listen: None,
+            question_wait: DEFAULT_QUESTION_WAIT,
+        }
+    }
+}
+
+impl ConsoleConfig {
+    /// Whether the console is served at all: someone may log in to it.
+    pub fn enabled(&self) -> bool {
+        !self.operators.is_empty() || self.listen.is_some()
+    }
 }
 
 /// `[telemetry]`'s trace settings.
@@ -318,6 +353,7 @@ impl Default for Config {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             cluster: None,
             tasks: TaskSettings::default(),
+            console: ConsoleConfig::default(),
         }
     }
 }

@@ -70,6 +70,31 @@ impl UserGrants {
         Ok(())
     }
 
+    /// Every remembered grant, as the file holds it now.
+    pub fn list(&self) -> GrantsFile {
+        let mut cached = self.cached.lock();
+        self.refresh(&mut cached);
+        cached.grants.clone()
+    }
+
+    /// Removes `plugin`'s grant `which` (read again first, so nothing another process wrote is
+    /// lost); returns what was removed ("network api.example.com"), empty when it was not there.
+    pub fn revoke(&self, plugin: &str, which: &str) -> Result<Vec<String>> {
+        let which = [which.to_string()];
+        let mut cached = self.cached.lock();
+        let Some(path) = &self.path else {
+            return Ok(cached.grants.revoke(plugin, &which));
+        };
+        let mut grants = GrantsFile::load(path)?;
+        let removed = grants.revoke(plugin, &which);
+        if !removed.is_empty() {
+            grants.save(path)?;
+        }
+        cached.seen = stamp(path);
+        cached.grants = grants;
+        Ok(removed)
+    }
+
     /// Reads the grants again if the file changed since. A file that cannot be believed grants
     /// nothing (said in the log).
     fn refresh(&self, cached: &mut Cached) {

@@ -1,13 +1,20 @@
 //! Asking the user, through the client's elicitation, for a host or environment variable a
 //! plugin with `ask = true` reached for without a grant: allow once, always (remembered in
-//! `palisade.grants`), or deny. Every outcome is logged and audited.
+//! `palisade.grants`), or deny. Every outcome is logged and audited. With the operator's console,
+//! the questions waiting are listed there and an operator may answer them, so a client that
+//! cannot show a question no longer means a refusal.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime};
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 
 use crate::audit::AuditLog;
 use crate::grants::UserGrants;
+use crate::telemetry::{Activity, Topic};
 use crate::runtime::bindings::host::{
     AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
 };
@@ -20,19 +27,163 @@ const ONCE: &str = "Allow once";
 const ALWAYS: &str = "Always allow";
 const DENY: &str = "Deny";
 
-/// The server's [`GrantDecider`]: remembered grants, the question, the audit line.
+/// The server's [`GrantDecider`]: remembered grants, the question, the audit line; and, with the
+/// operator's console, the questions waiting for an answer, which an operator may give.
 pub struct GrantQuestions {
     grants: Arc<UserGrants>,
     audit: Option<Arc<AuditLog>>,
+    activity: Arc<Activity>,
+    /// Questions asked and not answered yet, by their id.
+    waiting: Arc<Mutex<BTreeMap<String, Waiting>>>,
+    /// Set when operators can answer (the console is served): how long a question the client
+    /// cannot show waits for them.
+    operators_answer: OnceLock<Duration>,
+}
+
+/// A grant question waiting for an answer, as the console lists it.
+#[derive(Debug, Clone)]
+pub struct WaitingQuestion {
+    /// Its id: what an answer names.
+    pub id: String,
+    /// The plugin that reached for it.
+    pub plugin: Arc<str>,
+    /// `network` or `env`.
+    pub kind: &'static str,
+    /// The host grant, or the variable's name.
+    pub grant: String,
+    /// Whose call it is.
+    pub client: Arc<str>,
+    /// When it was asked.
+    pub asked: SystemTime,
+    /// Whether the client was asked too (else only an operator can answer).
+    pub client_asked: bool,
+}
+
+struct Waiting {
+    view: WaitingQuestion,
+    answer: Option<oneshot::Sender<(Decision, Arc<str>)>>,
+}
+
+/// A grant the user or an operator remembered ("always").
+#[derive(Debug, Clone)]
+pub struct RememberedGrant {
+    /// The plugin given it.
+    pub plugin: String,
+    /// `network` or `env`.
+    pub kind: &'static str,
+    /// The host grant, or the variable's name.
+    pub grant: String,
+    /// When (RFC 3339).
+    pub at: String,
+    /// Who answered: a client, or `operator:NAME`.
+    pub by: String,
+}
+
+/// What an operator's answer or revocation could not do.
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorError {
+    /// The question was answered, or its call ended, before the operator's answer arrived.
+    #[error("that question is no longer waiting: it was answered, or its call ended")]
+    NoSuchQuestion,
+    /// Nothing to revoke.
+    #[error("`{0}` has no remembered grant `{1}`")]
+    NoSuchGrant(String, String),
+    /// The grants file could not be written.
+    #[error("cannot change the remembered grants: {0:#}")]
+    Grants(anyhow::Error),
 }
 
 impl GrantQuestions {
-    /// Questions about grants, remembering "always" in `grants` and auditing to `audit`.
-    pub fn new(grants: UserGrants, audit: Option<Arc<AuditLog>>) -> GrantQuestions {
+    /// Questions about grants, remembering "always" in `grants`, auditing to `audit`, telling
+    /// `activity` when the questions or the grants change.
+    pub fn new(
+        grants: UserGrants,
+        audit: Option<Arc<AuditLog>>,
+        activity: Arc<Activity>,
+    ) -> GrantQuestions {
         GrantQuestions {
             grants: Arc::new(grants),
             audit,
+            activity,
+            waiting: Arc::default(),
+            operators_answer: OnceLock::new(),
         }
+    }
+
+    /// Lets operators answer questions (the console is served): a question the client cannot
+    /// show then waits `wait` for one rather than being refused at once.
+    pub fn let_operators_answer(&self, wait: Duration) {
+        let _ = self.operators_answer.set(wait);
+    }
+
+    /// The questions waiting for an answer, oldest first.
+    pub fn waiting(&self) -> Vec<WaitingQuestion> {
+        let mut list: Vec<_> = self.waiting.lock().values().map(|w| w.view.clone()).collect();
+        list.sort_by_key(|q| q.asked);
+        list
+    }
+
+    /// `operator`'s answer to question `id`: the call waiting on it goes on with it.
+    pub fn answer(&self, id: &str, decision: Decision, operator: &str) -> Result<WaitingQuestion, OperatorError> {
+        let mut waiting = self.waiting.lock();
+        let entry = waiting.get_mut(id).ok_or(OperatorError::NoSuchQuestion)?;
+        let sender = entry.answer.take().ok_or(OperatorError::NoSuchQuestion)?;
+        sender
+            .send((decision, operator.into()))
+            .map_err(|_| OperatorError::NoSuchQuestion)?;
+        Ok(entry.view.clone())
+    }
+
+    /// Every remembered grant, plugin by plugin.
+    pub fn remembered(&self) -> Vec<RememberedGrant> {
+        let file = self.grants.list();
+        let mut list = Vec::new();
+        for (plugin, grants) in file.plugins {
+            for (kind, entries) in [("network", grants.network), ("env", grants.env)] {
+                list.extend(entries.into_iter().map(|g| RememberedGrant {
+                    plugin: plugin.clone(),
+                    kind,
+                    grant: g.grant,
+                    at: g.at,
+                    by: g.by,
+                }));
+            }
+        }
+        list
+    }
+
+    /// Removes `plugin`'s remembered grant `grant`: its next reach asks again. A call already
+    /// allowed keeps what it was allowed until it ends.
+    pub fn revoke(&self, plugin: &str, grant: &str) -> Result<(), OperatorError> {
+        let removed = self
+            .grants
+            .revoke(plugin, grant)
+            .map_err(OperatorError::Grants)?;
+        if removed.is_empty() {
+            return Err(OperatorError::NoSuchGrant(plugin.into(), grant.into()));
+        }
+        self.activity.changed(Topic::Grants);
+        Ok(())
+    }
+
+    /// Whether the grants remembered are kept in a file (else until the server stops).
+    pub fn remembered_in_file(&self) -> bool {
+        self.grants.path().is_some()
+    }
+}
+
+/// A question's place among those waiting; dropping it (answered, or its call gone) takes it
+/// off.
+struct Listed {
+    waiting: Arc<Mutex<BTreeMap<String, Waiting>>>,
+    id: String,
+    activity: Arc<Activity>,
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        self.waiting.lock().remove(&self.id);
+        self.activity.changed(Topic::Grants);
     }
 }
 
@@ -45,20 +196,83 @@ impl GrantDecider for GrantQuestions {
         let (grants, audit) = (self.grants.clone(), self.audit.clone());
         let client = call.client.clone();
         let caller = call.caller.clone().unwrap_or_else(|| "the host".into());
+        // With operators able to answer, the question is listed for them while it waits.
+        let operators = self.operators_answer.get().map(|&wait| {
+            let (tx, rx) = oneshot::channel();
+            let id = question_id();
+            let (kind, grant) = kind_and_grant(&capability);
+            self.waiting.lock().insert(
+                id.clone(),
+                Waiting {
+                    view: WaitingQuestion {
+                        id: id.clone(),
+                        plugin: plugin.clone(),
+                        kind,
+                        grant: grant.to_string(),
+                        client: caller.clone(),
+                        asked: SystemTime::now(),
+                        client_asked: client.is_some(),
+                    },
+                    answer: Some(tx),
+                },
+            );
+            self.activity.changed(Topic::Grants);
+            let listed = Listed {
+                waiting: self.waiting.clone(),
+                id,
+                activity: self.activity.clone(),
+            };
+            (rx, wait, listed)
+        });
+        let activity = self.activity.clone();
         Box::pin(async move {
-            let outcome = match client {
-                Some(client) => {
-                    let question = question(&plugin, &capability, grants.path().is_some());
-                    let mut answers = client
-                        .ask(vec![(capability.question_key(), question)])
-                        .await;
-                    decision(answers.pop().map(|(_, answer)| answer))
+            let from_client = async {
+                match client {
+                    Some(client) => {
+                        let question = question(&plugin, &capability, grants.path().is_some());
+                        let mut answers = client
+                            .ask(vec![(capability.question_key(), question)])
+                            .await;
+                        decision(answers.pop().map(|(_, answer)| answer))
+                    }
+                    None => Err(Unasked::Failed("no client to ask".into())),
                 }
-                None => Err(Unasked::Failed("no client to ask".into())),
+            };
+            let (outcome, by) = match operators {
+                None => (from_client.await, caller.clone()),
+                Some((mut from_operator, wait, _listed)) => {
+                    tokio::pin!(from_client);
+                    let by_operator = |(decision, operator): (Decision, Arc<str>)| {
+                        (Ok(decision), Arc::from(format!("operator:{operator}")))
+                    };
+                    tokio::select! {
+                        biased;
+                        Ok(answer) = &mut from_operator => by_operator(answer),
+                        outcome = &mut from_client => match outcome {
+                            // The client cannot show the question: an operator still may.
+                            Err(Unasked::Failed(why)) => {
+                                match tokio::time::timeout(wait, from_operator).await {
+                                    Ok(Ok(answer)) => by_operator(answer),
+                                    _ => (
+                                        Err(Unasked::Failed(format!(
+                                            "{why}; no operator answered in the console within {}s",
+                                            wait.as_secs()
+                                        ))),
+                                        caller.clone(),
+                                    ),
+                                }
+                            }
+                            other => (other, caller.clone()),
+                        },
+                    }
+                }
             };
             let outcome = match outcome {
-                Ok(Decision::Always) => match grants.remember(&plugin, &capability, &caller) {
-                    Ok(()) => Ok(Decision::Always),
+                Ok(Decision::Always) => match grants.remember(&plugin, &capability, &by) {
+                    Ok(()) => {
+                        activity.changed(Topic::Grants);
+                        Ok(Decision::Always)
+                    }
                     Err(e) => {
                         tracing::error!(
                             plugin = &*plugin,
@@ -69,10 +283,31 @@ impl GrantDecider for GrantQuestions {
                 },
                 other => other,
             };
-            record(audit.as_deref(), &caller, &plugin, &capability, &outcome);
+            record(audit.as_deref(), &by, &plugin, &capability, &outcome);
             outcome
         })
     }
+}
+
+/// A capability as the grants file and the audit log name it.
+fn kind_and_grant(capability: &Capability) -> (&'static str, &str) {
+    match capability {
+        Capability::Host(grant) => ("network", grant),
+        Capability::EnvVar(name) => ("env", name),
+    }
+}
+
+/// 128 random bits, in hex: a question's id.
+fn question_id() -> String {
+    let mut bytes = [0u8; 16];
+    // Without randomness the id is still unique enough among the few questions waiting: it is
+    // an operator's handle, not a secret.
+    if getrandom::fill(&mut bytes).is_err() {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        bytes[..8].copy_from_slice(&n.to_le_bytes());
+    }
+    hex::encode(bytes)
 }
 
 /// The form put to the user.
@@ -156,10 +391,7 @@ fn record(
         Err(Unasked::AwaitingAnswer) => return,
         Err(Unasked::Failed(why)) => ("grant-unasked", Some(why.as_str())),
     };
-    let (kind, grant) = match capability {
-        Capability::Host(grant) => ("network", grant),
-        Capability::EnvVar(name) => ("env", name),
-    };
+    let (kind, grant) = kind_and_grant(capability);
     tracing::info!(
         plugin,
         client = caller,

@@ -3,6 +3,7 @@
 //! for them (a warm cache loads everything within it), and a request for a name one of them may
 //! serve waits until it is ready, at most that plugin's `timeout_ms`. Everything else goes on.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +39,19 @@ pub struct Loading {
     /// Every plugin the configuration names (at start, and as of the last reload), for
     /// readiness: one configured but not served failed to load.
     configured: parking_lot::RwLock<Vec<Arc<str>>>,
+    /// What the operator's console says of each plugin besides served or not.
+    notes: parking_lot::RwLock<HashMap<Arc<str>, LoadNote>>,
+}
+
+/// What is known of a plugin's load besides whether it is served.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadNote {
+    /// Why its last load failed (the version served, if any, is the one before).
+    pub failed: Option<String>,
+    /// A new version of it is loading.
+    pub reloading: bool,
+    /// How far its compile is, from 0 to 1, while it compiles.
+    pub compiled: Option<f64>,
 }
 
 impl Default for Loading {
@@ -45,6 +59,7 @@ impl Default for Loading {
         Loading {
             pending: watch::channel(Vec::new()).0,
             configured: parking_lot::RwLock::new(Vec::new()),
+            notes: parking_lot::RwLock::new(HashMap::new()),
         }
     }
 }
@@ -64,6 +79,33 @@ impl Loading {
     /// Every plugin the configuration names, in its order.
     pub fn configured(&self) -> Vec<Arc<str>> {
         self.configured.read().clone()
+    }
+
+    /// What is known of `plugin`'s load.
+    pub fn note(&self, plugin: &str) -> LoadNote {
+        self.notes.read().get(plugin).cloned().unwrap_or_default()
+    }
+
+    /// `plugin` is being loaded again (a new version, or its configuration changed).
+    pub fn reloading(&self, plugin: &str) {
+        self.notes.write().entry(plugin.into()).or_default().reloading = true;
+    }
+
+    /// `plugin` loaded, or failed to (`why`).
+    pub fn loaded(&self, plugin: &str, failed: Option<String>) {
+        let mut notes = self.notes.write();
+        let note = notes.entry(plugin.into()).or_default();
+        *note = LoadNote {
+            failed,
+            ..LoadNote::default()
+        };
+    }
+
+    /// `plugin`'s compile is this far along (0 to 1).
+    pub fn compiling(&self, plugin: &str, fraction: f64) {
+        // Bounded by the configuration: only configured plugins compile.
+        self.notes.write().entry(plugin.into()).or_default().compiled =
+            Some(fraction.clamp(0.0, 1.0));
     }
 
     /// The plugins still loading.

@@ -1,5 +1,6 @@
 //! The Model Context Protocol: JSON-RPC framing, revisions, sessions and the wire shapes of results.
 
+pub mod calls;
 mod change;
 pub mod cluster_events;
 mod coalesce;
@@ -14,6 +15,7 @@ mod requests_to_client;
 pub mod roots;
 mod server;
 pub mod session;
+pub mod session_list;
 pub mod stateless;
 pub mod tasks;
 pub mod version;

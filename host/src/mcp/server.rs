@@ -78,6 +78,12 @@ pub struct Server {
     pub(super) cluster: std::sync::OnceLock<Arc<dyn ClusterBus>>,
     /// Tool calls running on after their request, and those that ended.
     pub tasks: super::tasks::Tasks,
+    /// Recent calls and an hour of figures, for the operator's console.
+    pub activity: Arc<crate::telemetry::Activity>,
+    /// Tool calls running now.
+    pub calls: super::calls::CallsInFlight,
+    /// Initialize-based sessions open now.
+    pub sessions: super::session_list::SessionList,
 }
 
 /// Where the server reports what it does, each when configured: the audit log, metrics and
@@ -108,11 +114,21 @@ impl Server {
             metrics,
             tracing,
         } = reports;
+        let activity = Arc::new(crate::telemetry::Activity::new(
+            audit.as_ref().map(|log| log.arguments()),
+        ));
         let audit = audit.map(Arc::new);
         Arc::new(Server {
+            calls: super::calls::CallsInFlight::new(activity.clone()),
+            sessions: super::session_list::SessionList::new(activity.clone()),
+            grant_questions: Arc::new(GrantQuestions::new(
+                user_grants,
+                audit.clone(),
+                activity.clone(),
+            )),
+            activity,
             coalescer: coalesce::Coalescer::default(),
             access,
-            grant_questions: Arc::new(GrantQuestions::new(user_grants, audit.clone())),
             audit,
             request_state,
             catalog: RwLock::new(Arc::new(catalog)),

@@ -76,10 +76,14 @@ impl Reloader {
                 match loaded {
                     Ok(plugin) => {
                         log_loaded(&plugin);
+                        self.server.loading.loaded(&config.spec.name, None);
                         let plugin = Arc::new(plugin);
                         fresh.push((order, origin, Loaded { plugin, config }));
                     }
-                    Err(e) => tracing::error!("{origin}: not loaded: {e:#}"),
+                    Err(e) => {
+                        tracing::error!("{origin}: not loaded: {e:#}");
+                        (self.server.loading).loaded(&config.spec.name, Some(format!("{e:#}")));
+                    }
                 }
             }
             self.serve_beside(&mut ready, fresh);
@@ -133,7 +137,11 @@ impl Reloader {
             let all = with(ready, std::slice::from_ref(&one));
             match self.serve(all.iter().map(|(_, l)| l.clone()).collect()) {
                 Ok(()) => *ready = all,
-                Err(e) => tracing::error!("{}: not served: {e:#}", one.1),
+                Err(e) => {
+                    tracing::error!("{}: not served: {e:#}", one.1);
+                    let name = &one.2.config.spec.name;
+                    (self.server.loading).loaded(name, Some(format!("not served: {e:#}")));
+                }
             }
         }
     }
@@ -143,6 +151,7 @@ impl Reloader {
     fn serve(&mut self, plugins: Vec<Loaded>) -> anyhow::Result<()> {
         let catalog = Catalog::new(plugins.clone(), (self.in_host)())?;
         self.server.grow_catalog(catalog);
+        (self.server.activity).changed(crate::telemetry::Topic::Plugins);
         self.plugins = plugins;
         Ok(())
     }

@@ -23,6 +23,7 @@ use crate::plugin_load::{load_plugin, log_loaded};
 use crate::plugin_set::{ServeOptions, Wanted};
 use crate::runtime::bindings::host::ListKind;
 use crate::runtime::{Runtime, log_safe};
+use crate::telemetry::Topic;
 
 /// How long to wait for more changes after one, so an editor's or a compiler's burst of writes
 /// is handled once.
@@ -269,7 +270,12 @@ impl Reloader {
                     relisting_only = true;
                 }
             }
-            match load_plugin(&self.runtime, &config).await {
+            self.server.loading.reloading(&config.spec.name);
+            self.server.activity.changed(Topic::Plugins);
+            let loaded = load_plugin(&self.runtime, &config).await;
+            let failed = loaded.as_ref().err().map(|e| format!("{e:#}"));
+            self.server.loading.loaded(&config.spec.name, failed);
+            match loaded {
                 Ok(plugin) => {
                     let candidate = Loaded {
                         plugin: Arc::new(plugin),
@@ -333,6 +339,7 @@ impl Reloader {
                     "reloaded"
                 );
                 self.server.replace_catalog(catalog, &relisted.kinds);
+                self.server.activity.changed(Topic::Plugins);
                 self.plugins = plugins;
                 self.update_watches();
             }

@@ -5,9 +5,11 @@
 //!
 //! One file per concern: `server.rs` (`[server]`, `[telemetry]`), `plugin.rs`
 //! (`[plugins.NAME]`, links), `limits.rs`, `values.rs` (env, config, secrets), `sources.rs`,
-//! `access.rs` (`[auth]`, `[audit]`), `tasks.rs` (`[tasks]`); `[cluster]` is `super::cluster`.
+//! `access.rs` (`[auth]`, `[audit]`), `tasks.rs` (`[tasks]`), `console.rs` (`[console]`);
+//! `[cluster]` is `super::cluster`.
 
 mod access;
+mod console;
 mod limits;
 mod plugin;
 mod server;
@@ -124,7 +126,14 @@ impl Config {
             })
             .unwrap_or_default();
         let tasks = tasks::resolve(file.tasks, &mut problems);
+        let console = console::resolve(
+            file.console,
+            &access,
+            &[server.http.listen, metrics_listen],
+            &mut problems,
+        );
         let config = Config {
+            console,
             tasks,
             cluster,
             metrics_listen,

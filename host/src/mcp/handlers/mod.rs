@@ -94,7 +94,9 @@ pub(super) async fn dispatch(
         id,
         params: &params,
         version,
-        cancelled,
+        // Its own token under the session's: the operator's console may stop this request's
+        // call alone, and it is then answered (a client's cancel is not).
+        cancelled: cancelled.child_token(),
         stateless,
         stats: Arc::default(),
         trace,

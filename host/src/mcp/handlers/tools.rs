@@ -100,10 +100,33 @@ pub(super) async fn run(
                 return Ok(wire::call_error(&why));
             }
             let own_name = tool.tool.name.clone();
-            req.with_plugin(plugin, async |ctx| {
+            let call = req.with_plugin(plugin, async |ctx| {
                 plugin.call_tool(own_name, arguments.to_string(), ctx).await
-            })
-            .await
+            });
+            if req.task.is_some() {
+                // A task is listed, and stopped, as a task.
+                call.await
+            } else {
+                let listed = req.session.server().calls.begin(
+                    req.session.caller().clone(),
+                    plugin.name.clone(),
+                    name,
+                    req.cancelled.clone(),
+                );
+                match stoppable(call, &req.cancelled).await {
+                    Some(result) => result,
+                    None => {
+                        let why = match listed.stopped_by() {
+                            Some(operator) => {
+                                format!("the server's operator ({operator}) cancelled this call")
+                            }
+                            None => "the call was cancelled".to_string(),
+                        };
+                        audit.finish("cancelled", Some(&why));
+                        return Ok(wire::call_error(&format!("{why}; it did not finish")));
+                    }
+                }
+            }
         }
         Backend::InHost { run, .. } => Ok(run(arguments)),
     };
@@ -185,6 +208,21 @@ pub(super) async fn run(
         Err(e) => {
             audit.finish("host-error", Some(&e.to_string()));
             Err(rpc_error(e, name))
+        }
+    }
+}
+
+/// Runs `call` until it ends or `stop` is cancelled; then gives it the grace a cancelled request
+/// gets to stop cleanly (the plugin sees `is-cancelled`), and `None` if it does not.
+async fn stoppable<R>(
+    call: impl Future<Output = R>,
+    stop: &CancellationToken,
+) -> Option<R> {
+    tokio::pin!(call);
+    tokio::select! {
+        result = &mut call => Some(result),
+        _ = stop.cancelled() => {
+            tokio::time::timeout(crate::mcp::session::in_flight::CANCEL_GRACE, call).await.ok()
         }
     }
 }
@@ -324,7 +362,7 @@ impl<'a> AuditEntry<'a> {
 impl Drop for AuditEntry<'_> {
     fn drop(&mut self) {
         let server = &self.session.server();
-        if self.skipped || (server.audit.is_none() && server.metrics.is_none()) {
+        if self.skipped {
             return;
         }
         let (outcome, mut detail) = self.outcome.take().unwrap_or(("cancelled", None));
@@ -354,5 +392,6 @@ impl Drop for AuditEntry<'_> {
         if let Some(log) = &server.audit {
             log.record(&record);
         }
+        server.activity.record(&record);
     }
 }

@@ -117,9 +117,23 @@ pub struct Session {
     transport_id: std::sync::OnceLock<Arc<str>>,
     /// The other replicas, when the session is shared with them (`shared.rs`).
     shared: std::sync::OnceLock<Arc<dyn SessionSync>>,
+    /// Its number in the server's list of sessions (not for stateless requests).
+    listed_as: std::sync::OnceLock<u64>,
+    /// When it started.
+    started: std::time::SystemTime,
+    /// The name and version of the client's `initialize`.
+    client_info: std::sync::OnceLock<(String, String)>,
 }
 
 /// Numbers sessions, so each anonymous one reuses only its own plugin instances.
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(number) = self.listed_as.get() {
+            self.server.sessions.remove(*number);
+        }
+    }
+}
+
 static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Session {
@@ -165,7 +179,10 @@ impl Session {
             let session = NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Some(format!("session {session}").into())
         };
-        Arc::new(Session {
+        let session = Arc::new(Session {
+            listed_as: std::sync::OnceLock::new(),
+            started: std::time::SystemTime::now(),
+            client_info: std::sync::OnceLock::new(),
             scope: parking_lot::RwLock::new(identity.scope.clone()),
             reuse_key,
             stateless,
@@ -185,6 +202,27 @@ impl Session {
             listed: Listed::default(),
             transport_id: std::sync::OnceLock::new(),
             shared: std::sync::OnceLock::new(),
+        });
+        if !stateless {
+            let _ = session.listed_as.set(session.server.sessions.add(&session));
+        }
+        session
+    }
+
+    /// The session as the operator's console lists it.
+    pub(super) fn view(&self) -> Option<super::session_list::SessionView> {
+        Some(super::session_list::SessionView {
+            number: *self.listed_as.get()?,
+            transport: match self.network_transport() {
+                "pipe" => "stdio",
+                _ => "http",
+            },
+            client: self.identity.client.clone(),
+            scope: self.scope().name.clone(),
+            client_info: self.client_info.get().cloned(),
+            version: self.version().map(|v| v.as_str()),
+            in_flight: self.in_flight(),
+            started: self.started,
         })
     }
 
@@ -409,12 +447,18 @@ impl Session {
             ));
         }
         let negotiated = ProtocolVersion::negotiate(requested);
-        let client = params
-            .get("clientInfo")
-            .and_then(|c| c.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or("unknown");
+        let info = |key: &str| {
+            let text = params
+                .get("clientInfo")
+                .and_then(|c| c.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or("unknown");
+            // Shown to operators: a name, not a document.
+            text.chars().take(128).collect::<String>()
+        };
+        let (client, client_version) = (info("name"), info("version"));
         tracing::info!(client, requested, negotiated = %negotiated, "initialize");
+        let _ = self.client_info.set((client, client_version));
         let _ = self
             .client_capabilities
             .set(params.get("capabilities").cloned().unwrap_or_default());
