@@ -55,6 +55,7 @@ pub mod catalog;
 pub mod cluster;
 pub mod compile_command;
 pub mod config;
+pub mod console;
 pub mod grants;
 pub mod inspect;
 pub mod mcp;

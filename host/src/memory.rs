@@ -15,6 +15,14 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(2);
 /// Free memory the allocator may keep for reuse before it is given back.
 pub const FREE_BYTES_KEPT: usize = 16 << 20;
 
+/// The process's resident memory (`VmRSS`), where the system tells it.
+pub fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Starts the trimming thread (on glibc; elsewhere the allocator returns memory itself, or there
 /// is nothing portable to ask it).
 pub fn start_trimming() {

@@ -64,7 +64,8 @@ impl ServeOptions {
         if let Some(listen) = self.console {
             anyhow::ensure!(
                 listen.port() == 0
-                    || (Some(listen) != config.http.listen && Some(listen) != config.metrics_listen),
+                    || (Some(listen) != config.http.listen
+                        && Some(listen) != config.metrics_listen),
                 "--console {listen} is the address of MCP or of the metrics: give the console an \
                  address of its own"
             );

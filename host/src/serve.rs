@@ -4,7 +4,7 @@
 //! benchmark, with its in-host baseline tools. Every catalog is built from the same pieces:
 //! `plugin_load::load_plugin` and `Catalog::new` with the same in-host tools.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 use anyhow::{Context as _, Result};
 
@@ -15,6 +15,7 @@ use crate::cluster::limits::RedisLimits;
 use crate::cluster::sessions::SharedSessions;
 use crate::cluster::tasks::{RedisTasks, keep_leases};
 use crate::cluster::{Cluster, presence};
+use crate::console::Console;
 use crate::grants::UserGrants;
 use crate::mcp::roots::ServedRoots;
 use crate::mcp::stateless::request_state::StateKey;
@@ -23,6 +24,7 @@ use crate::plugin_load;
 use crate::plugin_set::{self, ServeOptions};
 use crate::reload;
 use crate::runtime::Root;
+use crate::runtime::compile_progress::{CompileProgress, ProgressSink, log_progress};
 use crate::runtime::{Plugin, Runtime};
 use crate::telemetry::{Metrics, Tracing};
 use crate::transport::http::HttpOptions;
@@ -78,10 +80,21 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         );
     }
     let roots = Root::from_dirs(&config.roots, config.roots_at)?;
-    let runtime = Arc::new(Runtime::new(plugin_load::compile_cache(
-        options.cache_dir.clone(),
-        config.cache_dir.clone(),
-    )?)?);
+    // Compiles report their progress to the log, and to the console once the server exists.
+    let compiling: Arc<OnceLock<Weak<Server>>> = Arc::default();
+    let progress: ProgressSink = {
+        let (log, compiling) = (log_progress(), compiling.clone());
+        Arc::new(move |p: &CompileProgress| {
+            log(p);
+            if let Some(server) = compiling.get().and_then(Weak::upgrade) {
+                server.loading.compiling(&p.plugin, p.fraction());
+            }
+        })
+    };
+    let runtime = Arc::new(Runtime::new(
+        plugin_load::compile_cache(options.cache_dir.clone(), config.cache_dir.clone())?
+            .with_progress(progress),
+    )?);
     if let Some(root) = roots.iter().find(|r| runtime.cache.overlaps(&r.host_path)) {
         anyhow::bail!(
             "the root {} contains the compile cache {} (or lies inside it): a plugin granted \
@@ -137,6 +150,7 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
             tracing: Tracing::start(&config.traces)?,
         },
     );
+    let _ = compiling.set(Arc::downgrade(&server));
     server.shutdown.set_grace(config.shutdown_grace);
     server.tasks.configure(config.tasks);
     let bus = cluster.as_ref().map(|cluster| {
@@ -166,6 +180,17 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
         transport::metrics_endpoint::serve_metrics(listen, server.clone(), metrics.clone()).await?;
     }
     shutdown::stop_on_signal(server.shutdown.clone());
+    let console = config.console.enabled().then(|| {
+        Console::new(
+            server.clone(),
+            &config.console,
+            config.http.allowed_hosts.clone(),
+            cluster.clone(),
+        )
+    });
+    if let (Some(console), Some(listen)) = (&console, config.console.listen) {
+        console.serve_alone(listen).await?;
+    }
     let presence = cluster.clone().map(|cluster| {
         let weak = Arc::downgrade(&server);
         let serving = move || match weak.upgrade().and_then(|s| s.listening.get().copied()) {
@@ -216,7 +241,14 @@ pub async fn serve(options: ServeOptions, in_host: InHostTools) -> Result<()> {
             let shared = cluster.as_ref().zip(bus).map(|(cluster, bus)| {
                 SharedSessions::new(cluster.clone(), bus, config.http.session_idle_timeout)
             });
-            transport::http::serve(server, options, shared).await
+            // On the MCP listener only for operators with tokens: the one-time link is the
+            // console's own listener's.
+            let mount = console
+                .filter(|_| !config.console.operators.is_empty())
+                .map(|console| -> transport::http::Mount {
+                    Box::new(move |oauth| console.router(oauth))
+                });
+            transport::http::serve(server, options, shared, mount).await
         }
         None => {
             tracing::info!(

@@ -14,13 +14,13 @@ use tokio::sync::oneshot;
 
 use crate::audit::AuditLog;
 use crate::grants::UserGrants;
-use crate::telemetry::{Activity, Topic};
 use crate::runtime::bindings::host::{
     AskError, ElicitationAction, ElicitationRequest, FormElicitation, InputRequest, InputResponse,
 };
 use crate::runtime::{
     CallContext, Capability, Decision, GrantDecider, HostPattern, PendingDecision, Unasked,
 };
+use crate::telemetry::{Activity, Topic};
 
 /// The choices of the form, as the client shows them.
 const ONCE: &str = "Allow once";
@@ -55,7 +55,7 @@ pub struct WaitingQuestion {
     pub client: Arc<str>,
     /// When it was asked.
     pub asked: SystemTime,
-    /// Whether the client was asked too (else only an operator can answer).
+    /// Whether the client is asked too (else only an operator can answer).
     pub client_asked: bool,
 }
 
@@ -118,13 +118,23 @@ impl GrantQuestions {
 
     /// The questions waiting for an answer, oldest first.
     pub fn waiting(&self) -> Vec<WaitingQuestion> {
-        let mut list: Vec<_> = self.waiting.lock().values().map(|w| w.view.clone()).collect();
+        let mut list: Vec<_> = self
+            .waiting
+            .lock()
+            .values()
+            .map(|w| w.view.clone())
+            .collect();
         list.sort_by_key(|q| q.asked);
         list
     }
 
     /// `operator`'s answer to question `id`: the call waiting on it goes on with it.
-    pub fn answer(&self, id: &str, decision: Decision, operator: &str) -> Result<WaitingQuestion, OperatorError> {
+    pub fn answer(
+        &self,
+        id: &str,
+        decision: Decision,
+        operator: &str,
+    ) -> Result<WaitingQuestion, OperatorError> {
         let mut waiting = self.waiting.lock();
         let entry = waiting.get_mut(id).ok_or(OperatorError::NoSuchQuestion)?;
         let sender = entry.answer.take().ok_or(OperatorError::NoSuchQuestion)?;
@@ -178,6 +188,16 @@ struct Listed {
     waiting: Arc<Mutex<BTreeMap<String, Waiting>>>,
     id: String,
     activity: Arc<Activity>,
+}
+
+impl Listed {
+    /// The client could not be asked: only an operator can answer now.
+    fn client_cannot_answer(&self) {
+        if let Some(waiting) = self.waiting.lock().get_mut(&self.id) {
+            waiting.view.client_asked = false;
+        }
+        self.activity.changed(Topic::Grants);
+    }
 }
 
 impl Drop for Listed {
@@ -240,7 +260,7 @@ impl GrantDecider for GrantQuestions {
             };
             let (outcome, by) = match operators {
                 None => (from_client.await, caller.clone()),
-                Some((mut from_operator, wait, _listed)) => {
+                Some((mut from_operator, wait, listed)) => {
                     tokio::pin!(from_client);
                     let by_operator = |(decision, operator): (Decision, Arc<str>)| {
                         (Ok(decision), Arc::from(format!("operator:{operator}")))
@@ -251,6 +271,7 @@ impl GrantDecider for GrantQuestions {
                         outcome = &mut from_client => match outcome {
                             // The client cannot show the question: an operator still may.
                             Err(Unasked::Failed(why)) => {
+                                listed.client_cannot_answer();
                                 match tokio::time::timeout(wait, from_operator).await {
                                     Ok(Ok(answer)) => by_operator(answer),
                                     _ => (

@@ -88,7 +88,11 @@ impl Loading {
 
     /// `plugin` is being loaded again (a new version, or its configuration changed).
     pub fn reloading(&self, plugin: &str) {
-        self.notes.write().entry(plugin.into()).or_default().reloading = true;
+        self.notes
+            .write()
+            .entry(plugin.into())
+            .or_default()
+            .reloading = true;
     }
 
     /// `plugin` loaded, or failed to (`why`).
@@ -104,8 +108,11 @@ impl Loading {
     /// `plugin`'s compile is this far along (0 to 1).
     pub fn compiling(&self, plugin: &str, fraction: f64) {
         // Bounded by the configuration: only configured plugins compile.
-        self.notes.write().entry(plugin.into()).or_default().compiled =
-            Some(fraction.clamp(0.0, 1.0));
+        self.notes
+            .write()
+            .entry(plugin.into())
+            .or_default()
+            .compiled = Some(fraction.clamp(0.0, 1.0));
     }
 
     /// The plugins still loading.

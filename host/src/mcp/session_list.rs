@@ -65,7 +65,12 @@ impl SessionList {
 
     /// Sessions listed now, oldest first.
     pub fn list(&self) -> Vec<SessionView> {
-        let live: Vec<Arc<Session>> = self.sessions.lock().values().filter_map(Weak::upgrade).collect();
+        let live: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
         live.iter().filter_map(|s| s.view()).collect()
     }
 

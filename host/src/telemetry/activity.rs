@@ -400,7 +400,12 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
 
-    fn call<'a>(plugin: Option<&'a str>, outcome: &'static str, ms: u64, args: &'a Value) -> AuditRecord<'a> {
+    fn call<'a>(
+        plugin: Option<&'a str>,
+        outcome: &'static str,
+        ms: u64,
+        args: &'a Value,
+    ) -> AuditRecord<'a> {
         AuditRecord {
             client: "alice",
             oauth: None,
@@ -453,7 +458,10 @@ mod tests {
         assert_eq!(recent[0].plugin.as_deref(), Some("q"));
         assert_eq!(activity.recent(Some("p")).len(), RECENT_PER_PLUGIN);
         let shown = recent[0].arguments.as_deref().unwrap();
-        assert!(shown.starts_with("sha256 ") && !shown.contains("secret"), "{shown}");
+        assert!(
+            shown.starts_with("sha256 ") && !shown.contains("secret"),
+            "{shown}"
+        );
     }
 
     #[test]

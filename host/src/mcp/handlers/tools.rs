@@ -113,10 +113,13 @@ pub(super) async fn run(
                     name,
                     req.cancelled.clone(),
                 );
-                match stoppable(call, &req.cancelled).await {
-                    Some(result) => result,
-                    None => {
-                        let why = match listed.stopped_by() {
+                let result = stoppable(call, &req.cancelled).await;
+                // Stopped by an operator: whatever the plugin made of it, the call did not do
+                // its work, and the client is told who stopped it.
+                match (result, listed.stopped_by()) {
+                    (Some(result), None) => result,
+                    (_, stopped_by) => {
+                        let why = match stopped_by {
                             Some(operator) => {
                                 format!("the server's operator ({operator}) cancelled this call")
                             }
@@ -214,10 +217,7 @@ pub(super) async fn run(
 
 /// Runs `call` until it ends or `stop` is cancelled; then gives it the grace a cancelled request
 /// gets to stop cleanly (the plugin sees `is-cancelled`), and `None` if it does not.
-async fn stoppable<R>(
-    call: impl Future<Output = R>,
-    stop: &CancellationToken,
-) -> Option<R> {
+async fn stoppable<R>(call: impl Future<Output = R>, stop: &CancellationToken) -> Option<R> {
     tokio::pin!(call);
     tokio::select! {
         result = &mut call => Some(result),

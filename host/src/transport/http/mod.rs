@@ -56,12 +56,17 @@ use state::AppState;
 pub use state::HttpOptions;
 use streams::{STANDALONE, ServerHistory, Streams};
 
+/// Routes served beside MCP on its listener, made once the listener's OAuth checks exist (the
+/// operator's console): they check their own callers.
+pub type Mount = Box<dyn FnOnce(Option<Arc<crate::oauth::OAuth>>) -> axum::Router + Send>;
+
 /// Serves MCP over HTTP until the process ends; sessions are shared with the other replicas
-/// through `shared`, when given.
+/// through `shared`, when given; `mount`'s routes are served beside it.
 pub async fn serve(
     server: Arc<Server>,
     options: HttpOptions,
     shared: Option<Arc<crate::cluster::sessions::SharedSessions>>,
+    mount: Option<Mount>,
 ) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -97,7 +102,10 @@ pub async fn serve(
         }));
     }
     let shutdown = state.server.shutdown.clone();
-    let app = router(state.clone());
+    let mut app = router(state.clone());
+    if let Some(mount) = mount {
+        app = app.merge(mount(state.oauth.clone()));
+    }
     if !address.ip().is_loopback() && !state_server_requires_tokens {
         tracing::warn!(%address, "listening beyond loopback without [[auth.tokens]]: anyone who can reach this address can use the plugins");
     }
