@@ -66,7 +66,6 @@ try {
   }
   await page.locator('#live.on').waitFor(WAIT);
   console.log('logged in with the link: the plugins are listed, live updates on');
-  await shot('overview');
   assert.equal(await status(link), 401, 'the link works once');
 
   // -- A plugin's page ---------------------------------------------------------------------------
@@ -162,6 +161,10 @@ try {
   await page.locator('table.sessions td', { hasText: 'console-test-client' }).first().waitFor(WAIT);
   await shot('sessions');
   console.log('the sessions page lists the client as it named itself');
+
+  await page.goto(`${consoleBase}/console`);
+  await page.locator('table.plugins td', { hasText: 'ready' }).first().waitFor(WAIT);
+  await shot('overview');
 } finally {
   await browser.close();
   await client.close();
