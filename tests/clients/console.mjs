@@ -102,6 +102,16 @@ try {
   assert.match(text(answered), /Hello from the console test/);
   console.log('answered "always" in the console: the call went on and the page arrived');
 
+  // The plugin's page now shows the host as used, and the call as recent.
+  await page.goto(`${consoleBase}/console/plugins/fetch`);
+  const host = new URL(pageUrl).host;
+  await page.locator('li', { hasText: `network http://${host}` }).first().waitFor(WAIT);
+  await page.locator('table.calls td', { hasText: 'fetch_fetch' }).first().waitFor(WAIT);
+  assert.match(await page.locator('dl.facts').nth(2).innerText(), /calls running\s+0 of 16/);
+  console.log('the plugin page shows the host it used, its budget and its call');
+  await shot('plugin-used');
+  await page.goto(`${consoleBase}/console/grants`);
+
   // -- Revoked: the next call asks again, and is refused when denied ----------------------------
   const remembered = page.locator('table.remembered tr', { hasText: 'fetch' });
   await remembered.waitFor(WAIT);

@@ -118,7 +118,37 @@ impl Drop for SharedHold {
     }
 }
 
+/// What a plugin's gate holds now, for the operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Budget {
+    /// Calls it may start now before its per-minute rate holds them back.
+    pub calls_left: f64,
+    /// Fuel its budget holds now (below zero: in debt, paid back by waiting).
+    pub fuel_left: f64,
+    /// Its calls running now.
+    pub running: u64,
+    /// Whether a cluster counts its limits (these local figures then are not what decides).
+    pub shared: bool,
+}
+
 impl Gate {
+    /// What the gate holds now.
+    pub fn budget(&self) -> Budget {
+        let now = Instant::now();
+        let level = |bucket: &Mutex<TokenBucket>| {
+            let mut bucket = bucket.lock();
+            bucket.refill(now);
+            bucket.level
+        };
+        let free = self.running.available_permits() as u64;
+        Budget {
+            calls_left: level(&self.calls),
+            fuel_left: level(&self.fuel),
+            running: self.limits.concurrent_calls.saturating_sub(free),
+            shared: self.shared.is_some(),
+        }
+    }
+
     /// The admission state of `plugin` running under `limits`, counted in `shared` if given.
     pub fn new(plugin: &str, limits: &Limits, shared: Option<Arc<dyn SharedLimits>>) -> Gate {
         let now = Instant::now();

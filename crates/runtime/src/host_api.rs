@@ -139,6 +139,7 @@ impl host::Host for StoreState {
 
     async fn get_env(&mut self, name: String) -> wasmtime::Result<Option<String>> {
         if let Some((_, value)) = self.grants.env.iter().find(|(granted, _)| *granted == name) {
+            self.grants.usage.note("env", &name);
             return Ok(Some(value.clone()));
         }
         if !is_env_name(&name) {
@@ -149,7 +150,10 @@ impl host::Host for StoreState {
             return Ok(None);
         };
         match self.asks.allow(Capability::EnvVar(name.clone())).await {
-            Ok(()) => Ok(Some(value)),
+            Ok(()) => {
+                self.grants.usage.note("env", &name);
+                Ok(Some(value))
+            }
             Err(why) => {
                 tracing::warn!(
                     plugin = &*self.plugin,

@@ -255,6 +255,9 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
                 }
                 Ok(())
             })();
+            if opened.is_ok() {
+                state.grants.usage.note("keyvalue", "");
+            }
             Ok((match opened {
                 Ok(()) => Ok(state.table.push(Bucket(identifier))?),
                 Err(e) => Err(e),

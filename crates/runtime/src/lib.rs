@@ -78,6 +78,7 @@ mod shelf;
 mod spec;
 mod store;
 mod tls;
+mod usage;
 mod wasi_config;
 mod wasi_guard;
 
@@ -88,6 +89,7 @@ pub use call::{
 pub use cores::default_cores;
 pub use engine::{EpochTicker, INSTANCE_SLOTS, Metering, engine_with, new_engine};
 pub use error::{CallError, Cause, LimitExceeded, LoadError};
+pub use gate::Budget;
 pub use grant_ask::{
     Capability, Decision, GrantDecider, HOST_KEY_PREFIX, MAX_GRANT_QUESTIONS, PendingDecision,
     Unasked, is_env_name,
@@ -109,3 +111,4 @@ pub use spec::{
     SecretValue,
 };
 pub use tls::{MAX_CA_FILE_BYTES, TlsTrust, TrustError};
+pub use usage::{GrantUsage, Use};

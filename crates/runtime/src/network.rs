@@ -14,6 +14,7 @@ use crate::grant_ask::{CallAsks, Capability, NOT_GRANTED};
 use crate::host_pattern::is_local_address;
 use crate::outbound::{self, Destination, Failure};
 use crate::tls::TlsTrust;
+use crate::usage::GrantUsage;
 use crate::{CallStats, HostPattern, Redactor};
 
 /// Decides, for one call of one plugin, whether a request may leave the sandbox.
@@ -27,6 +28,8 @@ pub struct NetworkPolicy {
     redactor: Redactor,
     /// Whom its HTTPS trusts.
     trust: TlsTrust,
+    /// Where the hosts it reaches are counted.
+    usage: Arc<GrantUsage>,
 }
 
 /// Why a request has no configured grant.
@@ -44,6 +47,7 @@ impl NetworkPolicy {
         stats: Arc<CallStats>,
         redactor: Redactor,
         trust: TlsTrust,
+        usage: Arc<GrantUsage>,
     ) -> NetworkPolicy {
         NetworkPolicy {
             plugin,
@@ -52,6 +56,7 @@ impl NetworkPolicy {
             stats,
             redactor,
             trust,
+            usage,
         }
     }
 
@@ -155,11 +160,13 @@ impl WasiHttpHooks for NetworkPolicy {
         let plugin = self.plugin.clone();
         let (asks, stats) = (self.asks.clone(), self.stats.clone());
         let (trust, redactor) = (self.trust.clone(), self.redactor.clone());
+        let usage = self.usage.clone();
         Box::new(async move {
             let grant = match grant {
                 Ok(grant) => grant,
                 Err(missing) => asked_grant(&asks, &stats, &plugin, missing).await?,
             };
+            usage.note("network", &grant.text);
             // Read after any question about the grant: the time it took is not the call's.
             let deadline = Instant::from_std(asks.clock().deadline());
             let uri = request.uri();

@@ -58,6 +58,16 @@ impl Plugin {
             .collect()
     }
 
+    /// What its limits hold now: calls and fuel left, calls running.
+    pub fn budget(&self) -> crate::gate::Budget {
+        self.runner.budget()
+    }
+
+    /// What it used of what it may reach, across its calls.
+    pub fn usage(&self) -> &crate::usage::GrantUsage {
+        &self.runner.factory.grants.usage
+    }
+
     /// What kind of component it is.
     pub fn kind(&self) -> &Kind {
         &self.kind
@@ -137,6 +147,7 @@ impl Plugin {
                 source,
             })?,
             hidden: Arc::new([runtime.cache.dir().to_path_buf()]),
+            usage: Arc::default(),
         });
         let keyvalue = spec
             .keyvalue

@@ -50,6 +50,11 @@ pub(crate) struct Runner {
 }
 
 impl Runner {
+    /// What the plugin's gate holds now.
+    pub(crate) fn budget(&self) -> crate::gate::Budget {
+        self.gate.budget()
+    }
+
     /// The runner of the plugin of `spec`, linked as `pre`, with `grants`.
     pub(crate) fn new(
         runtime: &Runtime,

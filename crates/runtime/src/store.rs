@@ -169,6 +169,7 @@ fn call_policies(
         call.stats.clone(),
         grants.redactor.clone(),
         grants.tls.clone(),
+        grants.usage.clone(),
     );
     (asks, network)
 }

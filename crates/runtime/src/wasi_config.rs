@@ -35,19 +35,22 @@ pub fn add_to_linker(linker: &mut Linker<StoreState>) -> anyhow::Result<()> {
         let mut instance = linker.instance(name)?;
         instance.func_wrap("get", |store, (key,): (String,)| {
             let grants = &store.data().grants;
-            let value = grants
-                .config
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, v)| v.clone())
-                .or_else(|| {
-                    let secret = grants.secrets.iter().find(|s| s.name == key)?;
-                    Some(secret.value.expose().to_string())
-                });
+            let config = grants.config.iter().find(|(k, _)| *k == key);
+            let value = match config {
+                Some((_, value)) => {
+                    grants.usage.note("config", &key);
+                    Some(value.clone())
+                }
+                None => grants.secrets.iter().find(|s| s.name == key).map(|secret| {
+                    grants.usage.note("secret", &key);
+                    secret.value.expose().to_string()
+                }),
+            };
             Ok((Ok::<_, ConfigError>(value),))
         })?;
         instance.func_wrap("get-all", |store, (): ()| {
             let grants = &store.data().grants;
+            grants.usage.note("config", "(all keys and secrets)");
             let secrets = grants
                 .secrets
                 .iter()

@@ -40,6 +40,8 @@ pub struct Grants {
     /// Host directories no plugin may reach whatever its grants (the compile cache): a root that
     /// holds one, or lies inside one, is not mapped.
     pub hidden: Arc<[PathBuf]>,
+    /// What the plugin used of them, across its calls.
+    pub usage: Arc<crate::usage::GrantUsage>,
 }
 
 impl Grants {

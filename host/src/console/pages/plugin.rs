@@ -51,6 +51,7 @@ pub(in crate::console) async fn page(
                 section.side-by-side {
                     div { h2 { "Granted" } (grants(plugin)) }
                     div { h2 { "Imports" } (imports(plugin)) }
+                    div { h2 { "Used" } (used(plugin)) }
                     div {
                         h2 { "Granted while running" }
                         @if remembered.is_empty() {
@@ -152,8 +153,24 @@ fn imports(plugin: &Plugin) -> Markup {
     }
 }
 
+/// What the plugin used of what it may reach, since it was loaded.
+fn used(plugin: &Plugin) -> Markup {
+    let uses = plugin.usage().list();
+    html! {
+        @if uses.is_empty() {
+            p.empty { "Nothing yet: no host, variable, configuration key, secret or store used." }
+        } @else {
+            ul.grants { @for (what, used) in &uses {
+                li { code { (what) } " × " (used.count) span.detail { " last " (ago(used.last)) } }
+            } }
+        }
+        p.hint { "Since it was loaded. Files in its directories are not counted: they are opened through WASI." }
+    }
+}
+
 fn limits(plugin: &Plugin) -> Markup {
     let l = &plugin.spec.limits;
+    let budget = plugin.budget();
     let rows: [(&str, String); 12] = [
         ("fuel per call", l.fuel_per_call.to_string()),
         (
@@ -185,6 +202,16 @@ fn limits(plugin: &Plugin) -> Markup {
     ];
     html! {
         dl.facts { @for (name, value) in &rows { dt { (name) } dd { (value) } } }
+        h3 { "Now" }
+        dl.facts {
+            dt { "calls running" } dd { (budget.running) " of " (l.concurrent_calls) }
+            dt { "calls it may start" } dd { (budget.calls_left.floor().max(0.0)) " (refills at " (l.calls_per_minute) " a minute)" }
+            dt { "fuel budget" } dd {
+                (format!("{:.0}", budget.fuel_left)) " of " (l.fuel_burst)
+                @if budget.fuel_left < 0.0 { " (in debt: calls wait until it refills)" }
+            }
+            @if budget.shared { dt { "cluster" } dd { "these limits are counted in Redis across replicas; the figures here are this replica's" } }
+        }
     }
 }
 
