@@ -107,3 +107,98 @@ fn an_operator_logs_in_watches_answers_revokes_and_cancels_in_a_browser() {
         "{audit}"
     );
 }
+
+/// The laptop case without a browser: MCP on stdio from a client that cannot show questions,
+/// `--console` beside it; the one-time link logs in, the question is answered with the login's
+/// CSRF token, and the page arrives in the client. Without the token the answer is refused.
+#[test]
+fn a_stdio_server_with_console_lets_the_link_holder_answer_a_question() {
+    let dir = tempdir();
+    let site = FakeApi::start(|_| Reply::html(PAGE));
+    let config = config_file(
+        dir.path(),
+        &format!(
+            "[plugins.fetch]\npath = {}\nask = true\n",
+            toml_str(&plugin_arg("fetch"))
+        ),
+    );
+    let mut s = Server::builder()
+        .args([
+            "--no-watch",
+            "--config",
+            &path_str(&config),
+            "--console",
+            "127.0.0.1:0",
+        ])
+        .start();
+    s.initialize(LATEST_VERSION);
+    s.wait_ready();
+    let stderr = s.stderr();
+    let link = stderr
+        .split("palisade: console at ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| s.fail("no console link on stderr"))
+        .to_string();
+    let base = link.split("/console/").next().unwrap().to_string();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(secs(30)))
+        .build()
+        .into();
+    let login = agent.get(&link).call().unwrap();
+    assert_eq!(login.status(), 303);
+    let cookie = login.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let cookie = cookie.split(';').next().unwrap().to_string();
+    assert_eq!(
+        agent.get(&link).call().unwrap().status(),
+        401,
+        "the link works once"
+    );
+
+    let id = s.send_request(
+        "tools/call",
+        serde_json::json!({"name": "fetch_fetch", "arguments": {"url": site.url("/")}}),
+    );
+    let page = poll_until(
+        secs(20),
+        || {
+            agent
+                .get(&format!("{base}/console/grants"))
+                .header("Cookie", &cookie)
+                .call()
+                .unwrap()
+                .into_body()
+                .read_to_string()
+                .unwrap()
+        },
+        |page| page.contains("its client cannot be asked"),
+    );
+    let field = |name: &str| {
+        let at = page.find(&format!("name=\"{name}\" value=\"")).unwrap() + name.len() + 15;
+        page[at..].split('"').next().unwrap().to_string()
+    };
+    let (question, csrf) = (field("id"), field("csrf"));
+    let answer = |csrf: &str| {
+        agent
+            .post(&format!("{base}/console/grants/answer"))
+            .header("Cookie", &cookie)
+            .header("Origin", &base)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .send(format!("id={question}&decision=once&csrf={csrf}"))
+            .unwrap()
+            .status()
+    };
+    assert_eq!(answer("forged"), 403);
+    assert_eq!(answer(&csrf), 303);
+    let response = s.wait_response(&id, secs(30));
+    let text = response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("Hello from the console test"), "{response}");
+}

@@ -37,6 +37,54 @@ mod tests {
     }
 
     #[test]
+    fn console_operators_must_be_known_tokens_or_oauth_subjects() {
+        let token = format!(
+            "[[auth.tokens]]\nname = \"alice\"\nsha256 = \"{}\"\nscope = \"all\"\n",
+            "a".repeat(64)
+        );
+        let config = parse(&format!(
+            "{token}\n[console]\noperators = [\"alice\", \"alice\"]\nlisten = \"7777\"\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            config.console.operators,
+            vec![std::sync::Arc::<str>::from("alice")]
+        );
+        assert_eq!(
+            config.console.listen,
+            Some("127.0.0.1:7777".parse().unwrap())
+        );
+        assert_eq!(config.console.question_wait, DEFAULT_QUESTION_WAIT);
+        assert!(config.console.enabled());
+        assert!(!Config::default().console.enabled());
+
+        let err = parse(&format!(
+            "{token}\n[console]\noperators = [\"mallory\", \"oauth:sub\", \"\"]\n\
+             question_wait_s = 0\nlisten = \"nowhere\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("5 problems"), "{err}");
+        assert!(
+            err.contains("line 7: [console] operator \"mallory\" is not the name"),
+            "{err}"
+        );
+        assert!(err.contains("[auth.oauth] is not configured"), "{err}");
+        assert!(err.contains("an operator is empty"), "{err}");
+        assert!(err.contains("question_wait_s = 0 is out of range"), "{err}");
+        assert!(err.contains("[console] listen = `nowhere`"), "{err}");
+
+        let err =
+            parse("[server.http]\nlisten = \"127.0.0.1:8080\"\n[console]\nlisten = \"8080\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            err.contains("the console goes on an address of its own"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn unknown_field_names_file_line_and_field() {
         let err = parse("[plugins.hello]\npath = \"h.wasm\"\nfuel = 3\n")
             .unwrap_err()

@@ -21,6 +21,8 @@ mod charts;
 mod guard;
 mod live;
 mod pages;
+#[cfg(test)]
+mod tests;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
