@@ -118,8 +118,10 @@ fn a_stdio_server_with_console_lets_the_link_holder_answer_a_question() {
     let config = config_file(
         dir.path(),
         &format!(
-            "[plugins.fetch]\npath = {}\nask = true\n",
-            toml_str(&plugin_arg("fetch"))
+            "[plugins.fetch]\npath = {}\nask = true\n\n{}\n\
+             [plugins.misbehave.tools.until_cancelled]\ntask = \"optional\"\n",
+            toml_str(&plugin_arg("fetch")),
+            plugin_sections(&["misbehave"]),
         ),
     );
     let mut s = Server::builder()
@@ -180,7 +182,8 @@ fn a_stdio_server_with_console_lets_the_link_holder_answer_a_question() {
         |page| page.contains("its client cannot be asked"),
     );
     let field = |name: &str| {
-        let at = page.find(&format!("name=\"{name}\" value=\"")).unwrap() + name.len() + 15;
+        let marker = format!("name=\"{name}\" value=\"");
+        let at = page.find(&marker).unwrap() + marker.len();
         page[at..].split('"').next().unwrap().to_string()
     };
     let (question, csrf) = (field("id"), field("csrf"));
@@ -201,4 +204,41 @@ fn a_stdio_server_with_console_lets_the_link_holder_answer_a_question() {
         .as_str()
         .unwrap_or_default();
     assert!(text.contains("Hello from the console test"), "{response}");
+    // A task is listed by a digest of its id (the owner's credential), and cancelled by it.
+    let task = s.result(
+        "tools/call",
+        serde_json::json!({ "name": "misbehave_until_cancelled", "arguments": {}, "task": {} }),
+    );
+    let task_id = task["task"]["taskId"].as_str().unwrap().to_string();
+    let calls = poll_until(
+        secs(20),
+        || {
+            agent
+                .get(&format!("{base}/console/calls"))
+                .header("Cookie", &cookie)
+                .call()
+                .unwrap()
+                .into_body()
+                .read_to_string()
+                .unwrap()
+        },
+        |page| page.contains("name=\"task\""),
+    );
+    assert!(
+        !calls.contains(&task_id),
+        "the task's id is not in the page"
+    );
+    let marker = "name=\"task\" value=\"";
+    let at = calls.find(marker).unwrap() + marker.len();
+    let handle = calls[at..].split('"').next().unwrap();
+    let cancel = agent
+        .post(&format!("{base}/console/tasks/cancel"))
+        .header("Cookie", &cookie)
+        .header("Origin", &base)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .send(format!("task={handle}&csrf={csrf}"))
+        .unwrap();
+    assert_eq!(cancel.status(), 303);
+    let got = s.result("tasks/get", serde_json::json!({ "taskId": task_id }));
+    assert_eq!(got["status"], "cancelled", "{got}");
 }

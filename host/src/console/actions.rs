@@ -82,7 +82,7 @@ impl Ctx {
 /// `POST /console/grants/answer`.
 pub(super) async fn answer(ctx: Ctx, Form(form): Form<Answer>) -> Response {
     if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused;
+        return refused.into_response();
     }
     let decision = match form.decision.as_str() {
         "once" => Decision::Once,
@@ -119,7 +119,7 @@ pub(super) async fn answer(ctx: Ctx, Form(form): Form<Answer>) -> Response {
 /// `POST /console/grants/revoke`.
 pub(super) async fn revoke(ctx: Ctx, Form(form): Form<Revoke>) -> Response {
     if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused;
+        return refused.into_response();
     }
     if let Err(why) = ctx.may_act() {
         return ctx.done("/console/grants", why);
@@ -145,7 +145,7 @@ pub(super) async fn revoke(ctx: Ctx, Form(form): Form<Revoke>) -> Response {
 /// `POST /console/calls/cancel`.
 pub(super) async fn cancel_call(ctx: Ctx, Form(form): Form<CancelCall>) -> Response {
     if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused;
+        return refused.into_response();
     }
     if let Err(why) = ctx.may_act() {
         return ctx.done("/console/calls", why);
@@ -167,7 +167,7 @@ pub(super) async fn cancel_call(ctx: Ctx, Form(form): Form<CancelCall>) -> Respo
 /// `POST /console/tasks/cancel`.
 pub(super) async fn cancel_task(ctx: Ctx, Form(form): Form<CancelTask>) -> Response {
     if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused;
+        return refused.into_response();
     }
     if let Err(why) = ctx.may_act() {
         return ctx.done("/console/calls", why);

@@ -244,7 +244,7 @@ impl State {
                 }
             }
         };
-        if self.console.operators.iter().any(|o| *o == name) {
+        if self.console.operators.contains(&name) {
             Ok(name)
         } else {
             Err(Refusal::NotAnOperator(name))
@@ -363,7 +363,7 @@ pub(super) async fn log_out(
     Form(form): Form<super::actions::Csrf>,
 ) -> Response {
     if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused;
+        return refused.into_response();
     }
     if let Some(key) = &ctx.operator.login {
         state.console.logins.end(key);

@@ -224,7 +224,7 @@ fn same_origin(headers: &HeaderMap) -> bool {
 impl Ctx {
     /// An action's check: a login's form must carry its CSRF token and come from the console's
     /// own origin. A bearer token needs neither: no browser sends one by itself.
-    pub(super) fn check_csrf(&self, sent: &str) -> Result<(), Response> {
+    pub(super) fn check_csrf(&self, sent: &str) -> Result<(), Forged> {
         let Some(expected) = &self.operator.csrf else {
             return Ok(());
         };
@@ -241,12 +241,7 @@ impl Ctx {
                 operator = &*self.operator.name,
                 "console: an action without its CSRF token or from another origin was refused"
             );
-            Err((
-                StatusCode::FORBIDDEN,
-                "refused: the form did not come from this console (missing or wrong CSRF token, \
-                 or another origin); reload the page and try again",
-            )
-                .into_response())
+            Err(Forged)
         }
     }
 
@@ -260,6 +255,21 @@ impl Ctx {
         if let Some(key) = &self.operator.login {
             self.console.logins.say(key, message);
         }
+    }
+}
+
+/// A form that did not come from this console: no CSRF token, a wrong one, or another origin.
+#[derive(Debug)]
+pub(super) struct Forged;
+
+impl IntoResponse for Forged {
+    fn into_response(self) -> Response {
+        (
+            StatusCode::FORBIDDEN,
+            "refused: the form did not come from this console (missing or wrong CSRF token, or \
+             another origin); reload the page and try again",
+        )
+            .into_response()
     }
 }
 

@@ -209,7 +209,14 @@ pub(super) fn calls_table(calls: &[std::sync::Arc<CallRecord>], with_plugin: boo
                             td {
                                 span.outcome { (call.outcome) }
                                 @if let Some(limit) = call.limit { " (" (limit) ")" }
-                                @if let Some(detail) = &call.detail { div.detail { (detail) } }
+                                @if let Some(detail) = &call.detail {
+                                    // A tool error is the plugin's own message: said as its.
+                                    @if call.outcome == "tool-error" {
+                                        div.detail { "the plugin said: " span.plugin-text { (detail) } }
+                                    } @else {
+                                        div.detail { (detail) }
+                                    }
+                                }
                             }
                             td.args { @match &call.arguments {
                                 Some(a) => code { (a) },
