@@ -9,7 +9,7 @@
 //! - `auth.rs`: who may use it (operators' tokens, the one-time link) and login sessions (an
 //!   HTTP-only, same-site cookie; a CSRF token per login).
 //! - `guard.rs`: what every request passes: the `Host` check, rate limits, security headers
-//!   (a strict Content-Security-Policy), and the [`Ctx`] a page gets.
+//!   (a strict Content-Security-Policy), and the `Ctx` a page gets.
 //! - `pages/`: the pages, rendered on the server (maud escapes everything spliced in);
 //!   `actions.rs`: what a form posts; `live.rs`: the SSE stream that tells open pages to
 //!   refresh; `charts.rs`: the SVG charts; `assets/`: the one stylesheet and script, embedded.

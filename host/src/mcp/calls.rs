@@ -1,5 +1,5 @@
 //! Tool calls running now, across every session, for the operator's console: who called what
-//! since when, and a way to stop one. A call is listed while its [`Listed`] lives.
+//! since when, and a way to stop one. A call is listed while its `Listed` guard lives.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

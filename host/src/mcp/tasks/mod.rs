@@ -651,6 +651,14 @@ impl Tasks {
             task.status_message = Some("The call waits for the client's answer.".into());
             (true, ())
         });
+        // Taken off the task if this is dropped before they are answered (an operator answered
+        // a grant question in the console): the task does not wait in `input_required` for
+        // nothing.
+        let mut outstanding = Outstanding {
+            tasks: self,
+            id: &live.id,
+            keys: questions.iter().map(|q| q.key.clone()).collect(),
+        };
         // Nobody is made to answer: a question waits until the task's TTL is up, then fails.
         let expires = self
             .store
@@ -674,6 +682,7 @@ impl Tasks {
                 Err(why) => Err(why),
             });
         }
+        outstanding.keys.clear();
         answers
     }
 
@@ -738,6 +747,21 @@ fn keep_after_end(task: &mut TaskRecord) {
 /// Whether a finished task is past its TTL (it may still be in the store until the next sweep).
 fn expired(task: &TaskRecord) -> bool {
     task.status.is_terminal() && task.created_ms.saturating_add(task.ttl_ms) <= now_ms()
+}
+
+/// A task's questions still out; withdrawn from it when dropped.
+struct Outstanding<'a> {
+    tasks: &'a Tasks,
+    id: &'a str,
+    keys: Vec<String>,
+}
+
+impl Drop for Outstanding<'_> {
+    fn drop(&mut self) {
+        for key in &self.keys {
+            (self.tasks).unanswered(self.id, key, "answered elsewhere (the console)".into());
+        }
+    }
 }
 
 #[cfg(test)]
