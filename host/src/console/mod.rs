@@ -73,6 +73,7 @@ impl Console {
         server
             .grant_questions
             .let_operators_answer(config.question_wait);
+        crate::telemetry::log_tail::keep();
         Arc::new(Console {
             server,
             operators: config.operators.clone(),

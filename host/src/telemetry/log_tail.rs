@@ -1,7 +1,8 @@
 //! The last lines of each plugin's log, for the operator's console: what the plugin said itself
 //! (`host.log`, its stdout and stderr: the target `palisade::plugin`) and what the host said
 //! about it (an event with a `plugin` field), kept apart so a plugin's words are never shown as
-//! the host's. A `tracing` layer fills it; it is bounded per plugin and in plugins.
+//! the host's. A `tracing` layer fills it, once a console is served; it is bounded per plugin
+//! and in plugins.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -78,6 +79,15 @@ impl LogTail {
     }
 }
 
+/// Whether lines are kept: only once a console is served, so a server without one pays
+/// nothing for them.
+static KEEPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Keeps plugins' lines from now on (the console is served).
+pub fn keep() {
+    KEEPING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The process's tail, which the layer installed by `serve::init_logging` fills.
 pub fn tail() -> &'static LogTail {
     static TAIL: OnceLock<LogTail> = OnceLock::new();
@@ -91,6 +101,8 @@ where
     S: Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
     use tracing_subscriber::Layer as _;
+    // The filter's answer is cached per callsite, so it looks only at what never changes;
+    // whether lines are kept is checked per event.
     TailLayer.with_filter(tracing_subscriber::filter::filter_fn(|meta| {
         meta.is_event() && *meta.level() <= Level::INFO && meta.fields().field("plugin").is_some()
     }))
@@ -100,6 +112,9 @@ struct TailLayer;
 
 impl<S: Subscriber> tracing_subscriber::Layer<S> for TailLayer {
     fn on_event(&self, event: &Event<'_>, _cx: Context<'_, S>) {
+        if !KEEPING.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         let mut fields = Fields::default();
         event.record(&mut fields);
         let Some(plugin) = fields.plugin else {
@@ -168,6 +183,7 @@ mod tests {
 
     #[test]
     fn plugin_lines_are_kept_apart_from_the_hosts_and_bounded() {
+        keep();
         let subscriber = tracing_subscriber::registry().with(layer());
         tracing::subscriber::with_default(subscriber, || {
             for i in 0..LINES_PER_PLUGIN + 5 {
