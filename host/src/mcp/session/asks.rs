@@ -90,7 +90,20 @@ impl Session {
         related: Option<&Value>,
     ) -> Result<Value, String> {
         let (tx, rx) = oneshot::channel();
-        let key = self.send_request(method, params, Waiter::Reply(tx), related);
+        let (id, key) = self.asks.wait(Waiter::Reply(tx));
+        self.send_related(
+            related,
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+        );
+        // Dropped before the client answered (the call was cancelled, or an operator answered a
+        // grant question in the console): the client is told, so it can close the question.
+        let mut outstanding = Outstanding {
+            session: self,
+            id,
+            key: key.clone(),
+            related: related.cloned(),
+            answered: false,
+        };
         let outcome = tokio::select! {
             answer = rx => match answer {
                 Ok(Ok(result)) => Ok(result),
@@ -102,8 +115,35 @@ impl Session {
             }
             _ = self.closed.cancelled() => Err(format!("{method}: the session ended")),
         };
+        outstanding.answered = true;
         self.asks.forget(&key);
         outcome
+    }
+}
+
+/// A request of ours to the client still waiting for its answer.
+struct Outstanding<'a> {
+    session: &'a Session,
+    id: String,
+    key: String,
+    related: Option<Value>,
+    answered: bool,
+}
+
+impl Drop for Outstanding<'_> {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        self.session.asks.forget(&self.key);
+        self.session.send_related(
+            self.related.as_ref(),
+            json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": { "requestId": self.id, "reason": "no longer needed: answered elsewhere, or its request ended" },
+            }),
+        );
     }
 }
 
