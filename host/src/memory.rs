@@ -15,9 +15,15 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(2);
 /// Free memory the allocator may keep for reuse before it is given back.
 pub const FREE_BYTES_KEPT: usize = 16 << 20;
 
-/// The process's resident memory (`VmRSS`), where the system tells it.
+/// This process's resident memory, where the system tells it.
 pub fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    resident_bytes_of("self")
+}
+
+/// The resident memory of process `pid` (`self`, or a number), in bytes: `VmRSS` of
+/// /proc/PID/status on Linux, `None` elsewhere.
+pub fn resident_bytes_of(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)

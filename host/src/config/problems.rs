@@ -58,6 +58,35 @@ impl<'a> Problems<'a> {
         }
     }
 
+    /// The number `key` of `[section]` when it is in `range`, else `default`, with the problem
+    /// recorded; `default` when it is not written.
+    pub(super) fn number_in(
+        &mut self,
+        section: &str,
+        key: &str,
+        value: Option<Spanned<u64>>,
+        range: std::ops::RangeInclusive<u64>,
+        default: u64,
+    ) -> u64 {
+        match value {
+            Some(v) if !range.contains(v.get_ref()) => {
+                self.add(
+                    span(&v),
+                    format_args!(
+                        "[{section}] {key} = {} is out of range\nhow to fix: use a number from {} \
+                         to {}, or leave it out for the default ({default})",
+                        v.get_ref(),
+                        range.start(),
+                        range.end()
+                    ),
+                );
+                default
+            }
+            Some(v) => v.into_inner(),
+            None => default,
+        }
+    }
+
     /// `value` if nothing was found, else every problem found.
     pub(super) fn finish<T>(self, value: T) -> Result<T, ConfigError> {
         match self.found.len() {

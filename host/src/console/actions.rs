@@ -51,14 +51,23 @@ pub(super) struct CancelTask {
 }
 
 impl Ctx {
-    /// Whether actions may be taken: the audit log, when configured, takes lines.
-    fn may_act(&self) -> Result<(), String> {
-        match &self.console.server.audit {
-            Some(log) => log
-                .admit_call()
-                .map_err(|e| format!("nothing was done: {e}")),
-            None => Ok(()),
+    /// An action: its form checked (CSRF token, origin); nothing done while the audit log takes
+    /// no lines; else `act`, whose message the browser is sent back to `back` with (a
+    /// bearer-token client gets it as the body).
+    async fn act(&self, csrf: &str, back: &str, act: impl AsyncFnOnce() -> String) -> Response {
+        if let Err(refused) = self.check_csrf(csrf) {
+            return refused.into_response();
         }
+        let message = match &self.console.server.audit {
+            Some(log) if let Err(e) = log.admit_call() => format!("nothing was done: {e}"),
+            _ => act().await,
+        };
+        tracing::info!(operator = &*self.operator.name, "console: {message}");
+        if self.operator.login.is_none() {
+            return message.into_response();
+        }
+        self.say(message);
+        Redirect::to(back).into_response()
     }
 
     /// Writes the action's audit line.
@@ -67,118 +76,84 @@ impl Ctx {
             log.record_operator(&self.operator.name, action, target, detail);
         }
     }
-
-    /// Back to `to`, with `message` shown there (a bearer-token client gets it as the body).
-    fn done(&self, to: &str, message: String) -> Response {
-        tracing::info!(operator = &*self.operator.name, "console: {message}");
-        if self.operator.login.is_none() {
-            return message.into_response();
-        }
-        self.say(message);
-        Redirect::to(to).into_response()
-    }
 }
 
 /// `POST /console/grants/answer`.
 pub(super) async fn answer(ctx: Ctx, Form(form): Form<Answer>) -> Response {
-    if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused.into_response();
-    }
-    let decision = match form.decision.as_str() {
-        "once" => Decision::Once,
-        "always" => Decision::Always,
-        "deny" => Decision::Deny,
-        other => {
-            return ctx.done(
-                "/console/grants",
-                format!("`{other}` is not an answer: allow once, always allow, or deny"),
-            );
+    ctx.act(&form.csrf, "/console/grants", async || {
+        let decision = match form.decision.as_str() {
+            "once" => Decision::Once,
+            "always" => Decision::Always,
+            "deny" => Decision::Deny,
+            other => {
+                return format!("`{other}` is not an answer: allow once, always allow, or deny");
+            }
+        };
+        let questions = &ctx.console.server.grant_questions;
+        match questions.answer(&form.id, decision, &ctx.operator.name) {
+            Ok(q) => {
+                ctx.audit(
+                    "operator-answered",
+                    json!({"plugin": &*q.plugin, "grant": {"kind": q.kind, "name": q.grant}, "client": &*q.client}),
+                    Some(form.decision.as_str()),
+                );
+                format!(
+                    "answered: {} for `{}` to reach {} {}",
+                    form.decision, q.plugin, q.kind, q.grant
+                )
+            }
+            Err(e) => e.to_string(),
         }
-    };
-    if let Err(why) = ctx.may_act() {
-        return ctx.done("/console/grants", why);
-    }
-    let questions = &ctx.console.server.grant_questions;
-    let message = match questions.answer(&form.id, decision, &ctx.operator.name) {
-        Ok(q) => {
-            ctx.audit(
-                "operator-answered",
-                json!({"plugin": &*q.plugin, "grant": {"kind": q.kind, "name": q.grant}, "client": &*q.client}),
-                Some(form.decision.as_str()),
-            );
-            format!(
-                "answered: {} for `{}` to reach {} {}",
-                form.decision, q.plugin, q.kind, q.grant
-            )
-        }
-        Err(e) => e.to_string(),
-    };
-    ctx.done("/console/grants", message)
+    })
+    .await
 }
 
 /// `POST /console/grants/revoke`.
 pub(super) async fn revoke(ctx: Ctx, Form(form): Form<Revoke>) -> Response {
-    if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused.into_response();
-    }
-    if let Err(why) = ctx.may_act() {
-        return ctx.done("/console/grants", why);
-    }
-    let questions = &ctx.console.server.grant_questions;
-    let message = match questions.revoke(&form.plugin, &form.grant) {
-        Ok(()) => {
-            ctx.audit(
-                "operator-revoked",
-                json!({"plugin": form.plugin, "grant": form.grant}),
-                None,
-            );
-            format!(
-                "revoked: `{}` may no longer reach {}",
-                form.plugin, form.grant
-            )
+    ctx.act(&form.csrf, "/console/grants", async || {
+        let questions = &ctx.console.server.grant_questions;
+        match questions.revoke(&form.plugin, &form.grant) {
+            Ok(()) => {
+                let target = json!({"plugin": form.plugin, "grant": form.grant});
+                ctx.audit("operator-revoked", target, None);
+                format!(
+                    "revoked: `{}` may no longer reach {}",
+                    form.plugin, form.grant
+                )
+            }
+            Err(e) => e.to_string(),
         }
-        Err(e) => e.to_string(),
-    };
-    ctx.done("/console/grants", message)
+    })
+    .await
 }
 
 /// `POST /console/calls/cancel`.
 pub(super) async fn cancel_call(ctx: Ctx, Form(form): Form<CancelCall>) -> Response {
-    if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused.into_response();
-    }
-    if let Err(why) = ctx.may_act() {
-        return ctx.done("/console/calls", why);
-    }
-    let message = match ctx.console.server.calls.cancel(form.id, &ctx.operator.name) {
-        Some(call) => {
-            ctx.audit(
-                "operator-cancelled",
-                json!({"plugin": &*call.plugin, "tool": call.tool, "client": &*call.client}),
-                None,
-            );
-            format!("cancelled: {}'s call of `{}`", call.client, call.tool)
+    ctx.act(&form.csrf, "/console/calls", async || {
+        match ctx.console.server.calls.cancel(form.id, &ctx.operator.name) {
+            Some(call) => {
+                ctx.audit(
+                    "operator-cancelled",
+                    json!({"plugin": &*call.plugin, "tool": call.tool, "client": &*call.client}),
+                    None,
+                );
+                format!("cancelled: {}'s call of `{}`", call.client, call.tool)
+            }
+            None => "that call is no longer running".to_string(),
         }
-        None => "that call is no longer running".to_string(),
-    };
-    ctx.done("/console/calls", message)
+    })
+    .await
 }
 
 /// `POST /console/tasks/cancel`.
 pub(super) async fn cancel_task(ctx: Ctx, Form(form): Form<CancelTask>) -> Response {
-    if let Err(refused) = ctx.check_csrf(&form.csrf) {
-        return refused.into_response();
-    }
-    if let Err(why) = ctx.may_act() {
-        return ctx.done("/console/calls", why);
-    }
-    let tasks = &ctx.console.server.tasks;
-    let found = tasks
-        .running()
-        .into_iter()
-        .find(|t| task_handle(&t.id) == form.task);
-    let message = match found {
-        Some(task) => match tasks.cancel(&task.id, &task.owner).await {
+    ctx.act(&form.csrf, "/console/calls", async || {
+        let tasks = &ctx.console.server.tasks;
+        let found = (tasks.running().into_iter()).find(|t| task_handle(&t.id) == form.task);
+        let Some(task) = found else {
+            return "that task is no longer running".to_string();
+        };
+        match tasks.cancel(&task.id, &task.owner).await {
             Ok(_) => {
                 ctx.audit(
                     "operator-cancelled",
@@ -188,8 +163,7 @@ pub(super) async fn cancel_task(ctx: Ctx, Form(form): Form<CancelTask>) -> Respo
                 format!("cancelled: {}'s task of `{}`", task.owner, task.tool)
             }
             Err(e) => format!("the task could not be cancelled: {}", e.message),
-        },
-        None => "that task is no longer running".to_string(),
-    };
-    ctx.done("/console/calls", message)
+        }
+    })
+    .await
 }

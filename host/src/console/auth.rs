@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 use super::guard::{ClientAddr, State};
 use super::pages;
 use crate::oauth::Rejected;
+use crate::transport::http::bearer_token;
 
 /// The login cookie's name.
 pub(super) const COOKIE: &str = "palisade_console";
@@ -195,13 +196,7 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// The bearer token of `headers`, if it has one.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?
-        .split_once(' ')
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim())
+    headers.get(header::AUTHORIZATION).and_then(bearer_token)
 }
 
 impl State {

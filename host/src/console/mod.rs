@@ -73,6 +73,8 @@ impl Console {
         server
             .grant_questions
             .let_operators_answer(config.question_wait);
+        // What the console shows is kept from now on; a server without one pays nothing for it.
+        server.activity.keep();
         crate::telemetry::log_tail::keep();
         Arc::new(Console {
             server,

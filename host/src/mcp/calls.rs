@@ -1,5 +1,5 @@
 //! Tool calls running now, across every session, for the operator's console: who called what
-//! since when, and a way to stop one. A call is listed while its `Listed` guard lives.
+//! since when, and a way to stop one. A call is listed while its `Running` guard lives.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,7 +61,7 @@ impl CallsInFlight {
         plugin: Arc<str>,
         tool: &str,
         stop: CancellationToken,
-    ) -> Listed<'_> {
+    ) -> Running<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let stopped_by = Arc::new(OnceLock::new());
         self.calls.lock().insert(
@@ -82,7 +82,7 @@ impl CallsInFlight {
             },
         );
         self.activity.changed(Topic::Calls);
-        Listed {
+        Running {
             calls: self,
             id,
             stopped_by,
@@ -114,20 +114,20 @@ impl CallsInFlight {
 }
 
 /// A call's place in the list; dropping it takes the call off.
-pub(super) struct Listed<'a> {
+pub(super) struct Running<'a> {
     calls: &'a CallsInFlight,
     id: u64,
     stopped_by: Arc<OnceLock<Arc<str>>>,
 }
 
-impl Listed<'_> {
+impl Running<'_> {
     /// The operator who stopped the call, if one did.
     pub(super) fn stopped_by(&self) -> Option<&str> {
         self.stopped_by.get().map(|s| &**s)
     }
 }
 
-impl Drop for Listed<'_> {
+impl Drop for Running<'_> {
     fn drop(&mut self) {
         self.calls.calls.lock().remove(&self.id);
         self.calls.activity.changed(Topic::Calls);

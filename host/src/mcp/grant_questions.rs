@@ -184,13 +184,13 @@ impl GrantQuestions {
 
 /// A question's place among those waiting; dropping it (answered, or its call gone) takes it
 /// off.
-struct Listed {
+struct Asked {
     waiting: Arc<Mutex<BTreeMap<String, Waiting>>>,
     id: String,
     activity: Arc<Activity>,
 }
 
-impl Listed {
+impl Asked {
     /// The client could not be asked: only an operator can answer now.
     fn client_cannot_answer(&self) {
         if let Some(waiting) = self.waiting.lock().get_mut(&self.id) {
@@ -200,7 +200,7 @@ impl Listed {
     }
 }
 
-impl Drop for Listed {
+impl Drop for Asked {
     fn drop(&mut self) {
         self.waiting.lock().remove(&self.id);
         self.activity.changed(Topic::Grants);
@@ -237,7 +237,7 @@ impl GrantDecider for GrantQuestions {
                 },
             );
             self.activity.changed(Topic::Grants);
-            let listed = Listed {
+            let listed = Asked {
                 waiting: self.waiting.clone(),
                 id,
                 activity: self.activity.clone(),

@@ -1,6 +1,7 @@
 //! What happened lately, kept in memory for the operator's console: the last calls, and an hour
 //! of per-minute figures (calls, errors, latency, limit hits), for the whole server and per
-//! plugin; and the signal that something the console shows has changed.
+//! plugin; and the signal that something the console shows has changed. Calls are kept only
+//! once a console is served.
 //!
 //! Everything here is bounded: [`RECENT_CALLS`] calls in all and [`RECENT_PER_PLUGIN`] per
 //! plugin, [`MINUTES`] minutes, [`MAX_PLUGINS`] plugins (a plugin past it is only in the
@@ -8,6 +9,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
@@ -272,6 +274,9 @@ pub struct Activity {
     /// How calls' arguments may be shown: as the audit log writes them, or not at all.
     arguments: Option<AuditArguments>,
     changes: broadcast::Sender<Topic>,
+    /// Whether calls are kept: only once a console is served, so a server without one pays
+    /// nothing per call here.
+    keeping: AtomicBool,
 }
 
 impl std::fmt::Debug for Activity {
@@ -291,11 +296,20 @@ impl Activity {
             }),
             arguments,
             changes: broadcast::channel(64).0,
+            keeping: AtomicBool::new(false),
         }
+    }
+
+    /// Keeps calls from now on (the console is served).
+    pub fn keep(&self) {
+        self.keeping.store(true, Ordering::Relaxed);
     }
 
     /// Records a call that ended, as the audit log has it.
     pub fn record(&self, call: &AuditRecord<'_>) {
+        if !self.keeping.load(Ordering::Relaxed) {
+            return;
+        }
         let arguments = self.arguments.map(|how| match how {
             AuditArguments::Full => cut(call.arguments.to_string()),
             AuditArguments::Hash => format!(
@@ -425,6 +439,7 @@ mod tests {
     #[test]
     fn calls_are_counted_per_minute_with_their_percentiles_and_limits() {
         let activity = Activity::new(None);
+        activity.keep();
         let args = json!({});
         for ms in 1..=100 {
             activity.record(&call(Some("p"), "ok", ms, &args));
@@ -448,6 +463,7 @@ mod tests {
     #[test]
     fn recent_calls_are_bounded_and_newest_first() {
         let activity = Activity::new(Some(AuditArguments::Hash));
+        activity.keep();
         let args = json!({"secret": "x"});
         for _ in 0..RECENT_CALLS + 10 {
             activity.record(&call(Some("p"), "ok", 1, &args));

@@ -154,25 +154,27 @@ struct Fields {
     others: Vec<(&'static str, String)>,
 }
 
-impl Visit for Fields {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        match field.name() {
-            "plugin" => self.plugin = Some(value.to_string()),
-            "stream" => self.stream = Some(value.to_string()),
-            "message" => self.message = value.to_string(),
-            name if self.others.len() < 8 => self.others.push((name, value.to_string())),
+impl Fields {
+    fn set(&mut self, name: &'static str, text: String) {
+        // A name recorded with `?` comes quoted; plugin names and streams never hold quotes.
+        let bare = || text.trim_matches('"').to_string();
+        match name {
+            "plugin" => self.plugin = Some(bare()),
+            "stream" => self.stream = Some(bare()),
+            "message" => self.message = text,
+            name if self.others.len() < 8 => self.others.push((name, text)),
             _ => {}
         }
     }
+}
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.set(field.name(), value.to_string());
+    }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        match field.name() {
-            "plugin" => self.plugin = Some(format!("{value:?}").trim_matches('"').to_string()),
-            "stream" => self.stream = Some(format!("{value:?}").trim_matches('"').to_string()),
-            "message" => self.message = format!("{value:?}"),
-            name if self.others.len() < 8 => self.others.push((name, format!("{value:?}"))),
-            _ => {}
-        }
+        self.set(field.name(), format!("{value:?}"));
     }
 }
 

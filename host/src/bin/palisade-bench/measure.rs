@@ -83,12 +83,9 @@ impl Drop for Scratch {
     }
 }
 
-/// The resident set size of process `pid`, in bytes (Linux: `VmRSS` of /proc/PID/status).
+/// The resident set size of process `pid`, in bytes.
 pub fn rss_bytes(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    palisade::memory::resident_bytes_of(&pid.to_string())
 }
 
 /// Samples a process's RSS every 20 ms on a thread of its own, keeping the largest.

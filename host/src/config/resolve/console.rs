@@ -77,22 +77,13 @@ pub(super) fn resolve(
              address of its own",
         );
     }
-    let question_wait = match section.question_wait_s {
-        Some(wait) if !(1..=3600).contains(wait.get_ref()) => {
-            problems.add(
-                span(&wait),
-                format_args!(
-                    "[console] question_wait_s = {} is out of range\nhow to fix: use a number \
-                     from 1 to 3600, or leave it out for the default ({})",
-                    wait.get_ref(),
-                    defaults.question_wait.as_secs()
-                ),
-            );
-            defaults.question_wait
-        }
-        Some(wait) => Duration::from_secs(wait.into_inner()),
-        None => defaults.question_wait,
-    };
+    let question_wait = Duration::from_secs(problems.number_in(
+        "console",
+        "question_wait_s",
+        section.question_wait_s,
+        1..=3600,
+        defaults.question_wait.as_secs(),
+    ));
     ConsoleConfig {
         operators,
         listen,

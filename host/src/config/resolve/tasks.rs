@@ -1,38 +1,16 @@
 //! `[tasks]`: how long tasks are kept, how often clients poll them, and how many may run.
 
-use std::ops::RangeInclusive;
 use std::time::Duration;
-
-use toml::Spanned;
 
 use crate::config::TaskSettings;
 use crate::config::file::TasksSection;
-use crate::config::problems::{Problems, span};
+use crate::config::problems::Problems;
 
 /// `[tasks]` checked; a field out of range is a problem and keeps its default.
 pub(super) fn resolve(section: TasksSection, problems: &mut Problems<'_>) -> TaskSettings {
     let d = TaskSettings::default();
-    let mut field = |name: &str,
-                     value: Option<Spanned<u64>>,
-                     range: RangeInclusive<u64>,
-                     default| {
-        match value {
-            Some(v) if !range.contains(v.get_ref()) => {
-                problems.add(
-                    span(&v),
-                    format_args!(
-                        "[tasks] {name} = {} is out of range\nhow to fix: use a number from {} \
-                         to {}, or leave it out for the default ({default})",
-                        v.get_ref(),
-                        range.start(),
-                        range.end()
-                    ),
-                );
-                default
-            }
-            Some(v) => v.into_inner(),
-            None => default,
-        }
+    let mut field = |name: &str, value, range, default| {
+        problems.number_in("tasks", name, value, range, default)
     };
     TaskSettings {
         // A week at most: a result nobody fetched in a week is not waited for.

@@ -64,14 +64,7 @@ pub(super) fn frame(ctx: &Ctx, title: &str, topics: &str, body: Markup) -> Respo
         html! {
             (DOCTYPE)
             html lang="en" {
-                head {
-                    meta charset="utf-8";
-                    meta name="viewport" content="width=device-width, initial-scale=1";
-                    title { (title) " · Palisade console" }
-                    link rel="icon" href="/console/assets/favicon.svg";
-                    link rel="stylesheet" href="/console/assets/console.css";
-                    script src="/console/assets/console.js" defer {}
-                }
+                (head(title, true))
                 body {
                     header {
                         a.brand href="/console" { "Palisade" }
@@ -102,18 +95,28 @@ pub(super) fn frame(ctx: &Ctx, title: &str, topics: &str, body: Markup) -> Respo
     .into_response()
 }
 
+/// Every page's `<head>`: its title, the console's stylesheet and icon, and its script where the
+/// page updates live.
+fn head(title: &str, live: bool) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · Palisade console" }
+            link rel="icon" href="/console/assets/favicon.svg";
+            link rel="stylesheet" href="/console/assets/console.css";
+            @if live { script src="/console/assets/console.js" defer {} }
+        }
+    }
+}
+
 /// The login page, with why the last attempt failed.
 pub(super) fn login(problem: Option<&str>) -> Html<String> {
     Html(
         html! {
             (DOCTYPE)
             html lang="en" {
-                head {
-                    meta charset="utf-8";
-                    title { "Log in · Palisade console" }
-                    link rel="icon" href="/console/assets/favicon.svg";
-                    link rel="stylesheet" href="/console/assets/console.css";
-                }
+                (head("Log in", false))
                 body.login {
                     main {
                         h1 { "Palisade console" }

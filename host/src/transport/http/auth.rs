@@ -26,6 +26,16 @@ pub enum Checked {
     FetchKeys,
 }
 
+/// The token of an `Authorization` header's value, when it is `Bearer <token>`.
+pub(crate) fn bearer_token(value: &HeaderValue) -> Option<&str> {
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+}
+
 /// The identity behind the request's `Authorization: Bearer` token. Without configured tokens
 /// every client is `anonymous` and sees everything (the server then listens on loopback unless
 /// told otherwise, and warns). `keys_fetched`: the issuer's keys were just fetched for this
@@ -44,13 +54,7 @@ pub fn authenticate(
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Checked::Refuse(refusal.missing());
     };
-    let token = value
-        .to_str()
-        .ok()
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim());
-    let Some(token) = token else {
+    let Some(token) = bearer_token(value) else {
         return Checked::Refuse(
             refusal.invalid("the Authorization header is not `Bearer <token>`"),
         );

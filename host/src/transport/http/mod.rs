@@ -44,6 +44,7 @@ use crate::config::Identity;
 use crate::mcp::jsonrpc::Incoming;
 use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST};
 use crate::mcp::{Accepted, Server, Session, batch_responses};
+pub(crate) use auth::bearer_token;
 use caller::Caller;
 use error::{HttpError, http_error};
 use http_session::HttpSession;
